@@ -1,0 +1,48 @@
+# cardsort: `make run` (app on SQLite with a background worker and demo data) and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test test-postgres test-browser lint fmt worker migrate demo ci clean
+
+$(STAMP): requirements.txt requirements-dev.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements-dev.txt
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+migrate: $(STAMP)
+	$(PY) manage.py migrate --noinput
+
+demo: migrate
+	$(PY) manage.py demo
+
+# The embedded default: SQLite, the filesystem broker, one worker beside the dev server.
+run: demo
+	@trap 'kill 0' EXIT INT TERM; \
+	$(VENV)/bin/celery -A config worker --pool=solo --loglevel=INFO & \
+	$(PY) manage.py runserver 127.0.0.1:8000
+
+worker: $(STAMP)
+	$(VENV)/bin/celery -A config worker --pool=solo --loglevel=INFO
+
+# The whole suite (browser tests included) on the embedded default.
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(PY) manage.py makemigrations --check --dry-run
+
+fmt: $(STAMP)
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+ci: lint test
+
+clean:
+	rm -rf var .venv
