@@ -3,6 +3,8 @@ words; one word per idea."""
 
 from __future__ import annotations
 
+import random
+
 from django.conf import settings
 from django.db import IntegrityError, models, transaction
 from django.db.models import Exists, OuterRef, Q
@@ -105,6 +107,14 @@ class ConversationQuerySet(models.QuerySet):
         """Assign every conversation of this queryset to `group` (all its turns with it)."""
         return self.update(group=group)
 
+    def sample(self, n: int, seed: int) -> ConversationQuerySet:
+        """`n` of these conversations drawn at random; the same seed over the same rows draws
+        the same ones, so an assignment can be repeated and reported."""
+        ids = list(self.order_by("id").values_list("id", flat=True))
+        if n > len(ids):
+            raise ValueError(f"asked for {n} conversations, only {len(ids)} available")
+        return self.filter(pk__in=random.Random(seed).sample(ids, n))
+
 
 class Conversation(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="conversations")
@@ -143,6 +153,25 @@ class TurnQuerySet(models.QuerySet):
             turn=OuterRef("pk"), annotator=user, round=round, is_current=True
         )
         return self.annotate(done=Exists(mine))
+
+    def todo(self, user, round: int = 1):
+        """The cards of this queryset that `user` has not labelled yet in `round`."""
+        return self.annotated_by(user, round).filter(done=False)
+
+    def after(self, turn: Turn):
+        c, i = turn.conversation_id, turn.index
+        return self.filter(Q(conversation_id__gt=c) | Q(conversation_id=c, index__gt=i))
+
+    def before(self, turn: Turn):
+        c, i = turn.conversation_id, turn.index
+        return self.filter(Q(conversation_id__lt=c) | Q(conversation_id=c, index__lt=i))
+
+    def progress(self, user, round: int = 1) -> tuple[int, int]:
+        """(cards `user` has labelled in `round`, cards in this queryset): two counts."""
+        done = Annotation.objects.filter(
+            turn__in=self.values("pk"), annotator=user, round=round, is_current=True
+        ).count()
+        return done, self.count()
 
 
 class Turn(models.Model):
@@ -343,15 +372,3 @@ class Job(models.Model):
         if result is not None:
             self.result = result
         self.save(update_fields=["status", "finished_at", "error", "result"])
-
-
-def annotator_progress(study: Study, user) -> tuple[int, int]:
-    """(cards done in round 1, cards assigned) for one annotator: two indexed counts."""
-    cards = Turn.objects.for_annotator(study, user)
-    total = cards.count()
-    done = Annotation.objects.filter(
-        turn__in=cards.values("pk"), annotator=user, round=1, is_current=True
-    ).count()
-    return done, total
-
-

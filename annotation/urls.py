@@ -6,4 +6,9 @@ from . import views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("s/<slug:slug>/", views.study, name="study"),
+    path("s/<slug:slug>/queue/", views.queue, name="queue"),
+    path("s/<slug:slug>/cards/", views.my_cards, name="my_cards"),
+    path("s/<slug:slug>/cards/<int:turn_id>/", views.card, name="card"),
+    path("s/<slug:slug>/cards/<int:turn_id>/context/", views.card_context, name="card_context"),
 ]

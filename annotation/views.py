@@ -1,10 +1,21 @@
+"""The annotator's pages: the study overview, the queue and the card. A card is rendered as
+a whole page, or as its #card partial for htmx requests (submit, next, previous)."""
+
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+from django_htmx.http import HttpResponseClientRedirect, push_url
 
-from .models import Study
+from taxonomy.models import Type
+
+from .access import get_card_for_annotator, get_study_for_user
+from .forms import AnnotationForm
+from .models import Annotation, Role, Source, Study, Turn
 
 
 @login_required
@@ -14,3 +25,151 @@ def home(request: HttpRequest) -> HttpResponse:
     else:
         studies = Study.objects.filter(memberships__user=request.user)
     return render(request, "annotation/home.html", {"studies": studies.order_by("slug")})
+
+
+@login_required
+def study(request: HttpRequest, slug: str) -> HttpResponse:
+    study, role = get_study_for_user(request.user, slug)
+    done, total = Turn.objects.for_annotator(study, request.user).progress(request.user)
+    groups = request.user.annotation_groups.filter(study=study)
+    ctx = {"study": study, "role": role, "is_lead": role == Role.LEAD, "done": done}
+    ctx.update(total=total, groups=groups)
+    return render(request, "annotation/study.html", ctx)
+
+
+@login_required
+@require_GET
+def queue(request: HttpRequest, slug: str) -> HttpResponse:
+    """Resume: my first card without a round-1 label, or the done page."""
+    study, _ = get_study_for_user(request.user, slug)
+    cards = Turn.objects.for_annotator(study, request.user)
+    turn_id = cards.todo(request.user).values_list("pk", flat=True).first()
+    if turn_id is None:
+        return render(
+            request, "annotation/queue_done.html", {"study": study, "empty": not cards.exists()}
+        )
+    return redirect("card", slug=study.slug, turn_id=turn_id)
+
+
+@login_required
+@require_GET
+def my_cards(request: HttpRequest, slug: str) -> HttpResponse:
+    study, _ = get_study_for_user(request.user, slug)
+    cards = Turn.objects.for_annotator(study, request.user).annotated_by(request.user)
+    page = _paginate(request, cards.select_related("conversation"), 50)
+    return render(request, "annotation/my_cards.html", {"study": study, "page": page})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def card(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
+    study, _ = get_study_for_user(request.user, slug)
+    turn, group = get_card_for_annotator(request.user, study, turn_id)
+    types = _taxonomy_types(study)
+    locked = turn.round1_closed(group)
+    if request.method == "POST":
+        form = AnnotationForm(request.POST, types=types)
+        if locked:
+            form.add_error(None, "This card has left round 1: your round-1 labels are locked.")
+        elif form.is_valid():
+            d = form.cleaned_data
+            Annotation.record(
+                turn=turn,
+                annotator=request.user,
+                types=d["chosen_types"],
+                note=d["note"],
+                evidence=d["evidence"],
+                confidence=d["confidence"],
+                source=Source.BROWSER,
+            )
+            return _after_submit(request, study, turn)
+        # htmx swaps only 2xx answers; a plain form post gets the proper 422
+        status = 200 if request.htmx else 422
+        return _render_card(request, study, turn, types, form=form, locked=locked, status=status)
+    return _render_card(request, study, turn, types, locked=locked)
+
+
+@login_required
+@require_GET
+def card_context(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
+    """The earlier turns of the card's conversation (one click away on the card)."""
+    study, _ = get_study_for_user(request.user, slug)
+    turn, _group = get_card_for_annotator(request.user, study, turn_id)
+    earlier = Turn.objects.filter(conversation_id=turn.conversation_id, index__lt=turn.index)
+    ctx = {"study": study, "turn": turn, "earlier": earlier}
+    return render(request, "annotation/card.html#context", ctx)
+
+
+def _after_submit(request: HttpRequest, study: Study, turn: Turn) -> HttpResponse:
+    cards = Turn.objects.for_annotator(study, request.user)
+    todo = cards.todo(request.user)
+    next_id = todo.after(turn).values_list("pk", flat=True).first()
+    if next_id is None:
+        next_id = todo.values_list("pk", flat=True).first()
+    if next_id is None:
+        url = reverse("queue", args=[study.slug])
+        if request.htmx:
+            return HttpResponseClientRedirect(url)
+        return redirect(url)
+    if not request.htmx:
+        return redirect("card", slug=study.slug, turn_id=next_id)
+    next_turn, group = get_card_for_annotator(request.user, study, next_id)
+    types = _taxonomy_types(study)
+    response = _render_card(request, study, next_turn, types, locked=next_turn.round1_closed(group))
+    return push_url(response, reverse("card", args=[study.slug, next_id]))
+
+
+def _render_card(request, study, turn, types, *, form=None, locked=False, status=200):
+    mine = (
+        Annotation.objects.current()
+        .filter(turn=turn, annotator=request.user, round=1)
+        .prefetch_related("types")
+        .first()
+    )
+    cards = Turn.objects.for_annotator(study, request.user)
+    done, total = cards.progress(request.user)
+    position = (
+        cards.filter(
+            Q(conversation_id__lt=turn.conversation_id)
+            | Q(conversation_id=turn.conversation_id, index__lt=turn.index)
+        ).count()
+        + 1
+    )
+    prev_id = cards.before(turn).values_list("pk", flat=True).last()
+    next_id = cards.after(turn).values_list("pk", flat=True).first()
+    if form is not None:
+        checked = set(form.data.getlist("types"))
+        no_smell = bool(form.data.get("no_smell"))
+    else:
+        checked = {t.code for t in mine.types.all()} if mine else set()
+        no_smell = bool(mine) and not checked
+    ctx = {
+        "study": study,
+        "turn": turn,
+        "conversation": turn.conversation,
+        "types": types,
+        "form": form,
+        "mine": mine,
+        "checked": checked,
+        "no_smell": no_smell,
+        "locked": locked,
+        "done": done,
+        "total": total,
+        "position": position,
+        "prev_id": prev_id,
+        "next_id": next_id,
+    }
+    template = "annotation/card.html#card" if request.htmx else "annotation/card.html"
+    return render(request, template, ctx, status=status)
+
+
+def _taxonomy_types(study: Study) -> list[Type]:
+    return list(
+        Type.objects.filter(axis__version=study.taxonomy_version).select_related("axis", "category")
+    )
+
+
+def _paginate(request: HttpRequest, qs, per_page: int):
+    from django.core.paginator import Paginator
+
+    return Paginator(qs, per_page).get_page(request.GET.get("page"))

@@ -163,4 +163,5 @@ if not DEBUG:
         "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
     }
 
-DATA_DIR.mkdir(parents=True, exist_ok=True)
+for _dir in (DATA_DIR, STATIC_ROOT):
+    _dir.mkdir(parents=True, exist_ok=True)

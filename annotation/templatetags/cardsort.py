@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+import re
+
+from django import template
+from django.utils.html import escape, format_html_join
+from django.utils.safestring import SafeString, mark_safe
+
+register = template.Library()
+
+# ``` or ~~~ fences, with an optional info string (language) after the opening fence
+_FENCE = re.compile(r"^(```|~~~)[ \t]*([\w+#.-]*)[^\n]*\n(.*?)(?:^\1[ \t]*$|\Z)", re.M | re.S)
+
+
+@register.filter
+def message_html(text: str) -> SafeString:
+    """Plain text with fenced code blocks as <pre><code>: whitespace kept, long lines scroll.
+    Everything is escaped; no other markdown is interpreted (the conversation is data)."""
+    if not text:
+        return mark_safe("")
+    out: list[str] = []
+    pos = 0
+    for m in _FENCE.finditer(text):
+        out.append(f'<span class="prose">{escape(text[pos : m.start()])}</span>')
+        lang = escape(m.group(2))
+        code = escape(m.group(3).rstrip("\n"))
+        out.append(f'<pre data-lang="{lang}"><code>{code}</code></pre>')
+        pos = m.end()
+    out.append(f'<span class="prose">{escape(text[pos:])}</span>')
+    return mark_safe("".join(out))
+
+
+@register.filter
+def reply_part_summary(part: dict) -> str:
+    """One line for a tool call, tool result or reasoning block kept beside the reply."""
+    kind = part.get("kind") or part.get("type") or "part"
+    name = part.get("name") or ""
+    return f"{kind} {name}".strip()
+
+
+@register.simple_tag
+def hotkey_attrs(type_) -> SafeString:
+    if not type_.hotkey:
+        return mark_safe("")
+    return format_html_join("", ' data-hotkey="{}"', [(type_.hotkey,)])

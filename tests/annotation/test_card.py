@@ -1,0 +1,223 @@
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from annotation.models import Annotation, Conversation, Turn
+from tests.conftest import make_conversation, make_group, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def group(study, alice, bob):
+    return make_group(study, "g1", [alice, bob])
+
+
+@pytest.fixture
+def conversation(study, group):
+    return make_conversation(study, "conv-a", n_turns=3, group=group)
+
+
+def card_url(study, turn):
+    return reverse("card", args=[study.slug, turn.pk])
+
+
+def post_labels(client, study, turn, htmx=True, **data):
+    headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+    return client.post(card_url(study, turn), data, **headers)
+
+
+def labels_of(user, turn, round=1):
+    a = Annotation.objects.get(turn=turn, annotator=user, round=round, is_current=True)
+    return {t.code for t in a.types.all()}
+
+
+def test_it_shows_the_turn_with_code_kept_readable(client, study, alice, conversation):
+    turn = conversation.turns.get(index=2)
+    client.force_login(alice)
+    r = client.get(card_url(study, turn))
+    html = r.content.decode()
+    assert r.status_code == 200
+    assert "conv-a: please write function number 2" in html
+    assert '<pre data-lang="python"><code>def f2(x):\n    return x * 2</code></pre>' in html
+    assert 'data-hotkey="1"' in html and 'value="ambiguous_instruction"' in html
+    assert "The user&#x27;s instruction admits several interpretations" in html
+    assert 'id="progress"' in html and "0 of 3" in html
+
+
+def test_it_saves_labels_and_serves_the_next_card_as_a_partial(client, study, alice, conversation):
+    t1, t2, _ = conversation.turns.all()
+    client.force_login(alice)
+    r = post_labels(client, study, t1, types=["must_do_omission", "code_rollback"], note="x")
+    assert r.status_code == 200
+    assert labels_of(alice, t1) == {"must_do_omission", "code_rollback"}
+    html = r.content.decode()
+    assert html.lstrip().startswith(f'<div id="card" data-turn-id="{t2.pk}"')
+    assert "<html" not in html
+    assert r["HX-Push-Url"] == card_url(study, t2)
+    assert "1 of 3" in html
+
+
+def test_it_records_no_smell_as_an_empty_set(client, study, alice, conversation):
+    t1 = conversation.turns.first()
+    client.force_login(alice)
+    post_labels(client, study, t1, no_smell="1")
+    assert labels_of(alice, t1) == set()
+    # "not yet annotated" is different: no row at all for bob
+    assert not Annotation.objects.filter(turn=t1, annotator__username="bob").exists()
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({}, "Pick at least one type"),
+        ({"types": ["code_rollback"], "no_smell": "1"}, "not both"),
+    ],
+)
+def test_it_refuses_an_ambiguous_submit(client, study, alice, conversation, data, message):
+    t1 = conversation.turns.first()
+    client.force_login(alice)
+    r = post_labels(client, study, t1, **data)
+    assert message in r.content.decode()
+    assert not Annotation.objects.filter(turn=t1).exists()
+
+
+def test_it_refuses_an_unknown_type(client, study, alice, conversation):
+    t1 = conversation.turns.first()
+    client.force_login(alice)
+    r = post_labels(client, study, t1, htmx=False, types=["not_a_type"])
+    assert r.status_code == 422
+    assert not Annotation.objects.filter(turn=t1).exists()
+
+
+def test_it_keeps_earlier_revisions_as_history(client, study, alice, conversation):
+    t1 = conversation.turns.first()
+    client.force_login(alice)
+    post_labels(client, study, t1, types=["code_rollback"])
+    post_labels(client, study, t1, types=["repetitive_response"])
+    assert labels_of(alice, t1) == {"repetitive_response"}
+    history = Annotation.objects.filter(turn=t1, annotator=alice).order_by("id")
+    assert [a.is_current for a in history] == [False, True]
+    assert {t.code for t in history[0].types.all()} == {"code_rollback"}
+
+
+def test_it_shows_my_own_labels_when_i_go_back(client, study, alice, conversation):
+    t1 = conversation.turns.first()
+    client.force_login(alice)
+    post_labels(client, study, t1, types=["signature_mismatch"], note="alice's note")
+    html = client.get(card_url(study, t1)).content.decode()
+    assert 'value="signature_mismatch" data-hotkey="5" checked' in html
+    assert "alice&#x27;s note" in html
+
+
+def test_bob_does_not_see_alices_round_1_labels(client, study, alice, bob, conversation):
+    t1 = conversation.turns.first()
+    client.force_login(alice)
+    post_labels(client, study, t1, types=["signature_mismatch"], note="secret-note")
+    client.force_login(bob)
+    html = client.get(card_url(study, t1)).content.decode()
+    assert " checked" not in html
+    assert "secret-note" not in html
+    ctx = client.get(reverse("card_context", args=[study.slug, t1.pk])).content.decode()
+    assert "secret-note" not in ctx
+
+
+def test_it_locks_round_1_once_both_have_submitted(client, study, alice, bob, conversation):
+    t1 = conversation.turns.first()
+    client.force_login(alice)
+    post_labels(client, study, t1, types=["code_rollback"])
+    post_labels(client, study, t1, types=["repetitive_response"])  # still open: bob has not
+    assert labels_of(alice, t1) == {"repetitive_response"}
+    client.force_login(bob)
+    post_labels(client, study, t1, no_smell="1")
+    client.force_login(alice)
+    r = post_labels(client, study, t1, types=["ambiguous_instruction"])
+    assert "left round 1" in r.content.decode()
+    assert labels_of(alice, t1) == {"repetitive_response"}
+
+
+def test_charlie_cannot_see_a_card_of_a_group_he_is_not_in(client, study, charlie, conversation):
+    t1 = conversation.turns.first()
+    other = make_group(study, "g2", [charlie])
+    make_conversation(study, "conv-c", group=other)
+    client.force_login(charlie)
+    assert client.get(card_url(study, t1)).status_code == 404
+    assert post_labels(client, study, t1, types=["code_rollback"]).status_code == 404
+    assert client.get(reverse("card_context", args=[study.slug, t1.pk])).status_code == 404
+    assert not Annotation.objects.filter(turn=t1).exists()
+
+
+def test_a_non_member_gets_404_for_the_whole_study(client, study, conversation):
+    outsider = make_user("mallory")
+    client.force_login(outsider)
+    for name, args in [("study", []), ("queue", []), ("my_cards", [])]:
+        assert client.get(reverse(name, args=[study.slug, *args])).status_code == 404
+
+
+def test_it_resumes_at_my_first_unlabelled_card(client, study, alice, conversation):
+    t1, t2, t3 = conversation.turns.all()
+    client.force_login(alice)
+    post_labels(client, study, t1, types=["code_rollback"])
+    r = client.get(reverse("queue", args=[study.slug]))
+    assert r.status_code == 302 and r["Location"] == card_url(study, t2)
+    post_labels(client, study, t2, no_smell="1")
+    post_labels(client, study, t3, no_smell="1")
+    r = client.get(reverse("queue", args=[study.slug]))
+    assert r.status_code == 200 and "All done" in r.content.decode()
+
+
+def test_the_last_submit_sends_the_browser_to_the_done_page(client, study, alice, conversation):
+    turns = list(conversation.turns.all())
+    client.force_login(alice)
+    for t in turns[:-1]:
+        post_labels(client, study, t, no_smell="1")
+    r = post_labels(client, study, turns[-1], no_smell="1")
+    assert r["HX-Redirect"] == reverse("queue", args=[study.slug])
+
+
+def test_it_shows_earlier_turns_on_request(client, study, alice, conversation):
+    t3 = conversation.turns.get(index=3)
+    client.force_login(alice)
+    html = client.get(reverse("card_context", args=[study.slug, t3.pk])).content.decode()
+    assert "function number 1" in html and "function number 2" in html
+    assert "function number 3" not in html
+
+
+def _grow_study(study, group, n):
+    convs = Conversation.objects.bulk_create(
+        Conversation(
+            study=study, external_id=f"bulk-{i}", source_format="native", n_turns=1, group=group
+        )
+        for i in range(n)
+    )
+    Turn.objects.bulk_create(
+        Turn(conversation=c, index=1, user_text="u", reply_text="r") for c in convs
+    )
+
+
+def _queries(client, fn) -> int:
+    with CaptureQueriesContext(connection) as ctx:
+        r = fn()
+    assert r.status_code == 200
+    return len(ctx.captured_queries)
+
+
+def test_card_view_and_label_submit_use_the_same_queries_at_10_and_10000_conversations(
+    client, study, alice, bob, group
+):
+    _grow_study(study, group, 10)
+    client.force_login(alice)
+    turns = list(Turn.objects.for_annotator(study, alice)[:4])
+    small_get = _queries(client, lambda: client.get(card_url(study, turns[0])))
+    small_post = _queries(
+        client, lambda: post_labels(client, study, turns[0], types=["code_rollback"])
+    )
+    _grow_study(study, group, 9990)
+    big_get = _queries(client, lambda: client.get(card_url(study, turns[1])))
+    big_post = _queries(
+        client, lambda: post_labels(client, study, turns[1], types=["code_rollback"])
+    )
+    assert (big_get, big_post) == (small_get, small_post)
