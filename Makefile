@@ -31,6 +31,7 @@ worker: $(STAMP)
 
 # The whole suite (browser tests included) on the embedded default.
 test: $(STAMP)
+	scripts/ensure-chromium
 	$(PY) -m pytest -q
 
 lint: $(STAMP)

@@ -44,6 +44,12 @@ class Study(models.Model):
     def __str__(self) -> str:
         return self.slug
 
+    def save(self, *args, **kwargs) -> None:
+        # A taxonomy version in use by a study is frozen: changes make a new version.
+        if self._state.adding:
+            self.taxonomy_version.freeze()
+        super().save(*args, **kwargs)
+
     def role_of(self, user) -> str | None:
         if not user.is_authenticated:
             return None

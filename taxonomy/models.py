@@ -148,3 +148,8 @@ class Type(models.Model):
 
     def __str__(self) -> str:
         return self.code
+
+    def save(self, *args, **kwargs) -> None:
+        if self.axis_id is None and self.category_id is not None:
+            self.axis_id = self.category.axis_id
+        super().save(*args, **kwargs)

@@ -21,12 +21,13 @@ def message_html(text: str) -> SafeString:
     out: list[str] = []
     pos = 0
     for m in _FENCE.finditer(text):
-        out.append(f'<span class="prose">{escape(text[pos : m.start()])}</span>')
+        # the blank lines around a fence are the block's margin, not text
+        out.append(f'<span class="prose">{escape(text[pos : m.start()].strip(chr(10)))}</span>')
         lang = escape(m.group(2))
         code = escape(m.group(3).rstrip("\n"))
         out.append(f'<pre data-lang="{lang}"><code>{code}</code></pre>')
         pos = m.end()
-    out.append(f'<span class="prose">{escape(text[pos:])}</span>')
+    out.append(f'<span class="prose">{escape(text[pos:].strip(chr(10)))}</span>')
     return mark_safe("".join(out))
 
 

@@ -221,3 +221,20 @@ def test_card_view_and_label_submit_use_the_same_queries_at_10_and_10000_convers
         client, lambda: post_labels(client, study, turns[1], types=["code_rollback"])
     )
     assert (big_get, big_post) == (small_get, small_post)
+
+
+def test_it_enforces_single_select_and_max_labels_axes(client, alice, bob):
+    from tests.conftest import make_study
+
+    study = make_study("agents", taxonomy="agent-misalignment")
+    group = make_group(study, "g", [alice, bob])
+    turn = make_conversation(study, "session-1", n_turns=1, group=group).turns.get()
+    client.force_login(alice)
+    r = post_labels(client, study, turn, types=["effort_or_trust_cost", "code_or_task_damage"])
+    assert "Outcome: at most 1 type(s) per card." in r.content.decode()
+    three_causes = ["instruction_following_failure", "underspecified_instruction", "other_indeterminate"]
+    r = post_labels(client, study, turn, types=three_causes)
+    assert "Cause: at most 2 type(s) per card." in r.content.decode()
+    assert not Annotation.objects.filter(turn=turn).exists()
+    post_labels(client, study, turn, types=["scope_overreach", "effort_or_trust_cost"])
+    assert labels_of(alice, turn) == {"scope_overreach", "effort_or_trust_cost"}

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from django.contrib import admin
+
+from .models import Annotation, Conversation, Group, Job, Membership, Study, Turn
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
+@admin.register(Study)
+class StudyAdmin(admin.ModelAdmin):
+    list_display = ["slug", "name", "taxonomy_version", "phase"]
+    inlines = [MembershipInline]
+
+
+@admin.register(Group)
+class GroupAdmin(admin.ModelAdmin):
+    list_display = ["name", "study", "kind", "moderator"]
+    list_filter = ["study", "kind"]
+    filter_horizontal = ["annotators"]
+
+
+@admin.register(Conversation)
+class ConversationAdmin(admin.ModelAdmin):
+    list_display = ["external_id", "study", "source_format", "n_turns", "group"]
+    list_filter = ["study", "source_format"]
+    search_fields = ["external_id"]
+    raw_id_fields = ["group"]
+
+
+@admin.register(Turn)
+class TurnAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "index", "reply_empty", "reply_missing"]
+    raw_id_fields = ["conversation"]
+
+
+@admin.register(Annotation)
+class AnnotationAdmin(admin.ModelAdmin):
+    list_display = ["turn", "annotator", "round", "is_current", "source", "created_at"]
+    list_filter = ["round", "is_current", "source"]
+    raw_id_fields = ["turn"]
+
+
+@admin.register(Job)
+class JobAdmin(admin.ModelAdmin):
+    list_display = ["pk", "study", "kind", "status", "progress", "total", "created_at"]
+    list_filter = ["kind", "status"]
