@@ -32,7 +32,7 @@ worker: $(STAMP)
 # The whole suite (browser tests included) on the embedded default.
 test: $(STAMP)
 	scripts/ensure-chromium
-	$(PY) -m pytest -q
+	CARDSORT_DATA_DIR=var/test $(PY) -m pytest -q
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
