@@ -1,3 +1,18 @@
 from __future__ import annotations
 
-urlpatterns: list = []
+from django.urls import path
+
+from . import api
+
+urlpatterns = [
+    path("studies/", api.studies, name="api-studies"),
+    path("studies/<slug:slug>/taxonomy/", api.taxonomy, name="api-taxonomy"),
+    path("studies/<slug:slug>/cards/", api.cards, name="api-cards"),
+    path("studies/<slug:slug>/cards/<int:turn_id>/", api.card, name="api-card"),
+    path(
+        "studies/<slug:slug>/cards/<int:turn_id>/annotation/",
+        api.annotate,
+        name="api-annotate",
+    ),
+    path("studies/<slug:slug>/annotations/", api.annotations, name="api-annotations"),
+]

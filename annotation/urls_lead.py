@@ -1,3 +1,29 @@
+"""The lead's pages, all under /s/<slug>/lead/."""
+
 from __future__ import annotations
 
-urlpatterns: list = []
+from django.urls import path
+
+from . import views_lead
+
+urlpatterns = [
+    path(
+        "s/<slug:slug>/lead/conversations/",
+        views_lead.conversations,
+        name="lead_conversations",
+    ),
+    path("s/<slug:slug>/lead/import/", views_lead.import_conversations, name="lead_import"),
+    path("s/<slug:slug>/lead/jobs/<int:job_id>/", views_lead.job_status, name="lead_job"),
+    path("s/<slug:slug>/lead/assign/", views_lead.assign, name="lead_assign"),
+    path("s/<slug:slug>/lead/groups/", views_lead.groups, name="lead_groups"),
+    path(
+        "s/<slug:slug>/lead/groups/<int:group_id>/members/",
+        views_lead.group_members,
+        name="lead_group_members",
+    ),
+    path(
+        "s/<slug:slug>/lead/groups/<int:group_id>/moderator/",
+        views_lead.group_moderator,
+        name="lead_group_moderator",
+    ),
+]

@@ -27,7 +27,8 @@ def _database_url() -> str:
     s = connection.settings_dict
     if s["ENGINE"].endswith("sqlite3"):
         return f"sqlite:///{s['NAME']}"
-    return f"postgres://{s['USER'] or 'postgres'}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+    host, port = s["HOST"] or "127.0.0.1", s["PORT"] or 5432
+    return f"postgres://{s['USER'] or 'postgres'}@{host}:{port}/{s['NAME']}"
 
 
 @pytest.fixture
