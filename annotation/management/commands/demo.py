@@ -1,0 +1,133 @@
+"""`manage.py demo`: a ready-to-click study for `make run`. Idempotent: a second run leaves
+the existing demo alone and says so; `--reset` deletes the demo study and builds it again."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from annotation.demo_data import native_records
+from annotation.importers import import_files
+from annotation.models import Conversation, Group, Kind, Role, Study
+from taxonomy.models import Taxonomy
+
+SLUG = "demo"
+NAME = "Interaction smells demo"
+PRESET = "interaction-smells"
+PASSWORD = "demo"
+URL = "http://127.0.0.1:8000/"
+
+# username -> (role, kind), in the order the console table lists them
+USERS: dict[str, tuple[str, str]] = {
+    "lead": (Role.LEAD, Kind.EXPERT),
+    "moderator": (Role.MODERATOR, Kind.EXPERT),
+    "alice": (Role.ANNOTATOR, Kind.STUDENT),
+    "bob": (Role.ANNOTATOR, Kind.STUDENT),
+    "carol": (Role.ANNOTATOR, Kind.STUDENT),
+    "dave": (Role.ANNOTATOR, Kind.STUDENT),
+}
+
+# group name -> (kind, annotators, moderator); each group gets an equal share of the chats
+GROUPS: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "Students A": (Kind.STUDENT, ("alice", "bob"), "moderator"),
+    "Students B": (Kind.STUDENT, ("carol", "dave"), "moderator"),
+    "Experts": (Kind.EXPERT, ("lead", "moderator"), "lead"),
+}
+
+
+class Command(BaseCommand):
+    help = "Create the demo study, its users and groups, and import demo conversations."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument(
+            "--reset", action="store_true", help="delete the demo study and create it again"
+        )
+
+    def handle(self, *args, reset: bool = False, **options) -> None:
+        existing = Study.objects.filter(slug=SLUG).first()
+        if existing is not None and not reset:
+            self.stdout.write(
+                f"The demo study '{SLUG}' already exists; nothing changed "
+                "(use --reset to recreate it)."
+            )
+        else:
+            # One transaction: a run that fails halfway must not leave a half-built demo that
+            # the next run would take for a finished one.
+            with transaction.atomic():
+                if existing is not None:
+                    existing.delete()
+                    self.stdout.write(f"Deleted the demo study '{SLUG}'.")
+                study = create_demo()
+            n_turns = sum(c.n_turns for c in study.conversations.all())
+            self.stdout.write(
+                self.style.SUCCESS(
+                    f"Created the demo study '{SLUG}' ({NAME}): "
+                    f"{study.conversations.count()} conversations, {n_turns} turns."
+                )
+            )
+        self.stdout.write(_login_table())
+
+
+def create_demo() -> Study:
+    study = Study.objects.create(
+        slug=SLUG, name=NAME, taxonomy_version=Taxonomy.load_preset(PRESET)
+    )
+    users = {}
+    User = get_user_model()
+    for username, (role, kind) in USERS.items():
+        user, _ = User.objects.get_or_create(username=username)
+        # A reset also restores the documented password, in case someone changed it.
+        user.set_password(PASSWORD)
+        user.save()
+        users[username] = user
+        study.add_member(user, role, kind)
+
+    groups = []
+    for name, (kind, annotators, moderator) in GROUPS.items():
+        group = Group.objects.create(study=study, name=name, kind=kind, moderator=users[moderator])
+        group.annotators.set([users[u] for u in annotators])
+        groups.append(group)
+
+    _import_conversations(study)
+    # Round robin over the ids (demo-01a, demo-01b, demo-01c, demo-02a, ...): each group gets
+    # one variant of every storyline, and so every smell.
+    ids = list(study.conversations.order_by("external_id").values_list("id", flat=True))
+    for i, group in enumerate(groups):
+        Conversation.objects.filter(pk__in=ids[i :: len(groups)]).assign(group)
+    return study
+
+
+def _import_conversations(study: Study) -> None:
+    """Write the demo records as native JSONL and import them with the real importer, so the
+    demo exercises the same path as an uploaded file."""
+    with tempfile.TemporaryDirectory(prefix="cardsort-demo-") as tmp:
+        path = Path(tmp) / "demo.jsonl"
+        with path.open("w", encoding="utf-8") as f:
+            for record in native_records():
+                f.write(json.dumps(record, ensure_ascii=False) + "\n")
+        report = import_files(study, [path], fmt="native", display_names={str(path): "demo"})
+    if report.errors or not report.conversations:
+        raise CommandError("demo import failed: " + "; ".join(report.errors or ["no records"]))
+
+
+def _login_table() -> str:
+    groups_of: dict[str, list[str]] = {u: [] for u in USERS}
+    for name, (_, annotators, moderator) in GROUPS.items():
+        for username in annotators:
+            groups_of[username].append(f"{name} (annotator)")
+        groups_of[moderator].append(f"{name} (moderator)")
+    rows = [("user", "password", "role", "groups")]
+    rows += [
+        (u, PASSWORD, f"{role} ({kind})", ", ".join(groups_of[u]))
+        for u, (role, kind) in USERS.items()
+    ]
+    w = [max(len(row[c]) for row in rows) for c in range(3)]
+    lines = ["", f"Open {URL} and log in to the study '{NAME}' as:", ""]
+    for user, password, role, groups in rows:
+        lines.append(f"  {user:<{w[0]}}  {password:<{w[1]}}  {role:<{w[2]}}  {groups}")
+    return "\n".join(lines)
