@@ -72,9 +72,7 @@ class Membership(models.Model):
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.STUDENT)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["study", "user"], name="uniq_study_member")
-        ]
+        constraints = [models.UniqueConstraint(fields=["study", "user"], name="uniq_study_member")]
 
     def __str__(self) -> str:
         return f"{self.user} in {self.study} as {self.role}"
@@ -97,9 +95,7 @@ class Group(models.Model):
 
     class Meta:
         ordering = ["name"]
-        constraints = [
-            models.UniqueConstraint(fields=["study", "name"], name="uniq_group_name")
-        ]
+        constraints = [models.UniqueConstraint(fields=["study", "name"], name="uniq_group_name")]
 
     def __str__(self) -> str:
         return self.name
@@ -369,9 +365,7 @@ class Job(models.Model):
         self.result = result or {}
         self.result_file = result_file
         self.progress = self.total
-        self.save(
-            update_fields=["status", "finished_at", "result", "result_file", "progress"]
-        )
+        self.save(update_fields=["status", "finished_at", "result", "result_file", "progress"])
 
     def fail(self, error: str, result: dict | None = None) -> None:
         self.status, self.finished_at, self.error = JobStatus.FAILED, timezone.now(), error

@@ -52,9 +52,7 @@ class Taxonomy(models.Model):
                 order=a_order,
             )
             for c_order, cat_data in enumerate(axis_data["categories"]):
-                category = Category.objects.create(
-                    axis=axis, name=cat_data["name"], order=c_order
-                )
+                category = Category.objects.create(axis=axis, name=cat_data["name"], order=c_order)
                 for t_order, type_data in enumerate(cat_data["types"]):
                     Type.objects.create(
                         category=category,
@@ -106,9 +104,7 @@ class Axis(models.Model):
 
     class Meta:
         ordering = ["order", "id"]
-        constraints = [
-            models.UniqueConstraint(fields=["version", "code"], name="uniq_axis_code")
-        ]
+        constraints = [models.UniqueConstraint(fields=["version", "code"], name="uniq_axis_code")]
 
     def __str__(self) -> str:
         return self.name
@@ -142,9 +138,7 @@ class Type(models.Model):
 
     class Meta:
         ordering = ["axis__order", "category__order", "order", "id"]
-        constraints = [
-            models.UniqueConstraint(fields=["axis", "code"], name="uniq_type_code")
-        ]
+        constraints = [models.UniqueConstraint(fields=["axis", "code"], name="uniq_type_code")]
 
     def __str__(self) -> str:
         return self.code

@@ -1,0 +1,289 @@
+"""The lead's pages: conversations and their import, groups, assignment. Every view starts
+with get_study_for_lead, so a non-lead gets a 404 on pages, partials and POSTs alike."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import SuspiciousFileOperation
+from django.core.paginator import Paginator
+from django.db import transaction
+from django.db.models import Count, Prefetch, Q, Sum
+from django.db.models.functions import Coalesce
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.text import get_valid_filename
+from django.views.decorators.http import require_POST
+
+from .access import get_study_for_lead
+from .models import Conversation, Group, Job, JobKind, Kind, Membership, Role, Study
+from .tasks import run_import
+
+IMPORT_FORMATS = ["auto", "native", "wildchat", "lmsys", "sharegpt", "openai"]
+CONVERSATIONS_PER_PAGE = 50
+RECENT_JOBS = 10
+
+
+class GroupForm(forms.ModelForm):
+    class Meta:
+        model = Group
+        fields = ["name", "kind"]
+
+
+class AssignForm(forms.Form):
+    group = forms.ModelChoiceField(queryset=Group.objects.none(), empty_label=None)
+    how = forms.ChoiceField(choices=[("count", "count"), ("selection", "selection")])
+    count = forms.IntegerField(min_value=1, required=False)
+    seed = forms.IntegerField(min_value=0, required=False)
+    conversation = forms.ModelMultipleChoiceField(
+        queryset=Conversation.objects.none(), required=False
+    )
+
+    def __init__(self, study: Study, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["group"].queryset = study.groups.all()
+        self.fields["conversation"].queryset = Conversation.objects.filter(study=study)
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if data.get("how") == "count" and not data.get("count"):
+            self.add_error("count", "Say how many conversations to assign.")
+        if data.get("how") == "selection" and not data.get("conversation"):
+            self.add_error("conversation", "Tick the conversations to assign.")
+        return data
+
+
+# -- conversations and import ---------------------------------------------------------------
+
+
+def _conversation_counts(study: Study) -> dict:
+    # One aggregate over the (study, group) index; n_turns spares a count over every turn.
+    counts = Conversation.objects.filter(study=study).aggregate(
+        conversations=Count("id"),
+        turns=Coalesce(Sum("n_turns"), 0),
+        unassigned=Count("id", filter=Q(group__isnull=True)),
+    )
+    counts["assigned"] = counts["conversations"] - counts["unassigned"]
+    return counts
+
+
+@login_required
+def conversations(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_study_for_lead(request.user, slug)
+    if request.htmx and request.GET.get("partial") == "counts":
+        ctx = {"study": study, "counts": _conversation_counts(study)}
+        return render(request, "annotation/lead/conversations.html#counts", ctx)
+    rows = Conversation.objects.filter(study=study).select_related("group").order_by("id")
+    only_unassigned = request.GET.get("show") == "unassigned"
+    if only_unassigned:
+        rows = rows.unassigned()
+    ctx = {
+        "study": study,
+        "counts": _conversation_counts(study),
+        "jobs": study.jobs.filter(kind=JobKind.IMPORT).select_related("created_by")[:RECENT_JOBS],
+        "page": Paginator(rows, CONVERSATIONS_PER_PAGE).get_page(request.GET.get("page")),
+        "only_unassigned": only_unassigned,
+        "groups": study.groups.all(),
+        "formats": IMPORT_FORMATS,
+    }
+    return render(request, "annotation/lead/conversations.html", ctx)
+
+
+def _save_uploads(job: Job, uploads: list) -> list[dict]:
+    """Store the uploads under MEDIA_ROOT/imports/<job id>/ and remember each original name:
+    the import's error messages must name the file the lead chose, not our copy."""
+    folder = Path(settings.MEDIA_ROOT) / "imports" / str(job.pk)
+    folder.mkdir(parents=True, exist_ok=True)
+    files = []
+    for i, upload in enumerate(uploads, 1):
+        try:
+            safe = get_valid_filename(Path(upload.name).name)
+        except SuspiciousFileOperation:
+            safe = "upload"
+        # numbered: two uploads may share a name
+        relative = Path("imports", str(job.pk), f"{i}-{safe}")
+        with (Path(settings.MEDIA_ROOT) / relative).open("wb") as out:
+            for chunk in upload.chunks():
+                out.write(chunk)
+        files.append({"path": str(relative), "name": upload.name})
+    return files
+
+
+@login_required
+@require_POST
+def import_conversations(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_study_for_lead(request.user, slug)
+    uploads = request.FILES.getlist("files")
+    fmt = request.POST.get("format", "auto")
+    if not uploads or fmt not in IMPORT_FORMATS:
+        error = "Choose one or more files to import." if not uploads else f"Unknown format {fmt!r}."
+        messages.error(request, error)
+        return redirect("lead_conversations", slug)
+    with transaction.atomic():
+        job = Job.objects.create(
+            study=study, kind=JobKind.IMPORT, created_by=request.user, params={"format": fmt}
+        )
+        job.params["files"] = _save_uploads(job, uploads)
+        job.save(update_fields=["params"])
+        transaction.on_commit(lambda: run_import.delay(job.pk))
+    messages.success(request, f"Import of {len(uploads)} file(s) queued.")
+    return redirect("lead_conversations", slug)
+
+
+@login_required
+def job_status(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
+    study = get_study_for_lead(request.user, slug)
+    job = get_object_or_404(Job.objects.select_related("created_by"), pk=job_id, study=study)
+    response = render(
+        request, "annotation/lead/conversations.html#job", {"study": study, "job": job}
+    )
+    if job.is_finished and request.htmx:
+        # the last poll: let the page refresh its counts
+        response["HX-Trigger"] = "job-finished"
+    return response
+
+
+# -- assignment -----------------------------------------------------------------------------
+
+
+def _assign_by_count(study: Study, group: Group, n: int, seed: int | None) -> tuple[bool, str]:
+    unassigned = Conversation.objects.filter(study=study).unassigned()
+    available = unassigned.count()
+    if n > available:
+        return False, f"Asked for {n} conversations but only {available} are unassigned."
+    if seed is None:
+        seed = random.SystemRandom().randrange(1_000_000)
+    chosen = unassigned.sample(n, seed)
+    turns = chosen.aggregate(t=Coalesce(Sum("n_turns"), 0))["t"]
+    done = chosen.assign(group)
+    return True, (
+        f"Assigned {done} conversations ({turns} turns) to {group} at random with seed {seed}."
+    )
+
+
+def _assign_selection(group: Group, selected) -> tuple[bool, str]:
+    # Only unassigned ones move: taking a conversation away from a group would orphan the
+    # labels its annotators already gave.
+    total = selected.count()
+    done = selected.unassigned().assign(group)
+    skipped = total - done
+    message = f"Assigned {done} selected conversations to {group}."
+    if skipped:
+        message += f" {skipped} already had a group and stayed in it."
+    return done > 0, message
+
+
+@login_required
+@require_POST
+def assign(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_study_for_lead(request.user, slug)
+    form = AssignForm(study, request.POST)
+    if not form.is_valid():
+        errors = "; ".join(e for field in form.errors.values() for e in field)
+        messages.error(request, f"Nothing assigned: {errors}")
+        return redirect("lead_conversations", slug)
+    data = form.cleaned_data
+    with transaction.atomic():
+        if data["how"] == "count":
+            ok, message = _assign_by_count(study, data["group"], data["count"], data["seed"])
+        else:
+            ok, message = _assign_selection(data["group"], data["conversation"])
+    (messages.success if ok else messages.error)(request, message)
+    return redirect("lead_conversations", slug)
+
+
+# -- groups ---------------------------------------------------------------------------------
+
+
+def _groups_with_counts(study: Study):
+    User = get_user_model()
+    return (
+        study.groups.select_related("moderator")
+        .prefetch_related(Prefetch("annotators", queryset=User.objects.order_by("username")))
+        .annotate(
+            n_conversations=Count("conversations"),
+            n_turns=Coalesce(Sum("conversations__n_turns"), 0),
+        )
+    )
+
+
+@login_required
+def groups(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_study_for_lead(request.user, slug)
+    form = GroupForm(request.POST or None, instance=Group(study=study))
+    if request.method == "POST" and form.is_valid():
+        # the form leaves `study` out, so it cannot check the (study, name) constraint itself
+        if study.groups.filter(name=form.cleaned_data["name"]).exists():
+            form.add_error("name", "This study already has a group with that name.")
+        else:
+            group = form.save()
+            messages.success(request, f"Group {group} created.")
+            return redirect("lead_groups", slug)
+    ctx = {"study": study, "groups": _groups_with_counts(study), "form": form}
+    return render(request, "annotation/lead/groups.html", ctx)
+
+
+def _group_response(request: HttpRequest, study: Study, group: Group, error: str) -> HttpResponse:
+    """The group's box for htmx; the plain-POST fallback goes back to the groups page."""
+    if request.htmx:
+        ctx = {"study": study, "group": _groups_with_counts(study).get(pk=group.pk), "error": error}
+        return render(request, "annotation/lead/groups.html#group", ctx)
+    if error:
+        messages.error(request, error)
+    return redirect("lead_groups", study.slug)
+
+
+def _find_user(username: str):
+    user = get_user_model().objects.filter(username=username).first()
+    error = "" if user else f"No user named {username!r}: create the account first."
+    return user, error
+
+
+@login_required
+@require_POST
+def group_members(request: HttpRequest, slug: str, group_id: int) -> HttpResponse:
+    study = get_study_for_lead(request.user, slug)
+    group = get_object_or_404(Group, pk=group_id, study=study)
+    user, error = _find_user(request.POST.get("username", "").strip())
+    if user is None:
+        pass
+    elif request.POST.get("action") == "remove":
+        group.annotators.remove(user)
+    elif user == group.moderator:
+        error = f"{user} moderates {group}; a moderator cannot also annotate in the group."
+    else:
+        study.add_member(user, Role.ANNOTATOR, group.kind)
+        group.annotators.add(user)
+    return _group_response(request, study, group, error)
+
+
+def _make_moderator(study: Study, user) -> None:
+    membership, created = Membership.objects.get_or_create(
+        study=study, user=user, defaults={"role": Role.MODERATOR, "kind": Kind.EXPERT}
+    )
+    if not created and membership.role == Role.ANNOTATOR:
+        membership.role = Role.MODERATOR
+        membership.save(update_fields=["role"])
+
+
+@login_required
+@require_POST
+def group_moderator(request: HttpRequest, slug: str, group_id: int) -> HttpResponse:
+    study = get_study_for_lead(request.user, slug)
+    group = get_object_or_404(Group, pk=group_id, study=study)
+    username = request.POST.get("username", "").strip()
+    user, error = _find_user(username) if username else (None, "")
+    if user is not None and group.annotators.filter(pk=user.pk).exists():
+        user, error = None, f"{user} annotates in {group}; pick someone outside the group."
+    if not error:
+        if user is not None:
+            _make_moderator(study, user)
+        group.moderator = user
+        group.save(update_fields=["moderator"])
+    return _group_response(request, study, group, error)
