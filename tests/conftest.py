@@ -52,6 +52,12 @@ def make_conversation(
     return conversation
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    # make_user sets real passwords; PBKDF2 costs ~0.5 s a user and no test is about hashing
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def alice(db):
     return make_user("alice")

@@ -36,7 +36,8 @@ USERS: dict[str, tuple[str, str]] = {
 GROUPS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "Students A": (Kind.STUDENT, ("alice", "bob"), "moderator"),
     "Students B": (Kind.STUDENT, ("carol", "dave"), "moderator"),
-    "Experts": (Kind.EXPERT, ("lead", "moderator"), "lead"),
+    # no moderator of their own: an expert group settles by discussion, the lead decides the rest
+    "Experts": (Kind.EXPERT, ("lead", "moderator"), None),
 }
 
 
@@ -89,7 +90,9 @@ def create_demo() -> Study:
 
     groups = []
     for name, (kind, annotators, moderator) in GROUPS.items():
-        group = Group.objects.create(study=study, name=name, kind=kind, moderator=users[moderator])
+        group = Group.objects.create(
+            study=study, name=name, kind=kind, moderator=users.get(moderator)
+        )
         group.annotators.set([users[u] for u in annotators])
         groups.append(group)
 
@@ -120,7 +123,8 @@ def _login_table() -> str:
     for name, (_, annotators, moderator) in GROUPS.items():
         for username in annotators:
             groups_of[username].append(f"{name} (annotator)")
-        groups_of[moderator].append(f"{name} (moderator)")
+        if moderator:
+            groups_of[moderator].append(f"{name} (moderator)")
     rows = [("user", "password", "role", "groups")]
     rows += [
         (u, PASSWORD, f"{role} ({kind})", ", ".join(groups_of[u]))

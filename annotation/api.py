@@ -1,0 +1,210 @@
+"""The REST API for scripts and other tools (the browser uses the htmx pages). Token auth:
+`python manage.py drf_create_token USERNAME` prints a token; send it as
+`Authorization: Token <key>`. Schema at /api/schema/, browsable docs at /api/docs/.
+
+Same access rules as the pages (annotation/access.py): a study you are not a member of is a
+404, so is a card outside your groups. Round 1 is blind: no response here ever carries
+another annotator's round-1 labels, except the leads' list of all annotations."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.decorators import api_view
+from rest_framework.exceptions import ValidationError
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from taxonomy.models import TaxonomyVersion
+
+from .access import get_card_for_annotator, get_study_for_lead, get_study_for_user
+from .models import Annotation, Membership, Role, Source, Study, Turn
+from .serializers import (
+    AnnotationInputSerializer,
+    AnnotationOutputSerializer,
+    AnnotationPageSerializer,
+    CardDetailOutputSerializer,
+    CardOutputSerializer,
+    CardPageSerializer,
+    StudyOutputSerializer,
+    TaxonomyOutputSerializer,
+)
+
+NOT_FOUND = OpenApiResponse(description="No such study or card, or not yours")
+PAGE = OpenApiParameter("page", OpenApiTypes.INT, description="Page number, from 1")
+
+
+def _paginate(request: Request, queryset: QuerySet, serializer_class) -> Response:
+    paginator = PageNumberPagination()
+    page = paginator.paginate_queryset(queryset, request)
+    return paginator.get_paginated_response(serializer_class(page, many=True).data)
+
+
+def _bool_param(request: Request, name: str) -> bool | None:
+    value = request.query_params.get(name)
+    if value is None or value == "":
+        return None
+    if value.lower() in ("true", "1"):
+        return True
+    if value.lower() in ("false", "0"):
+        return False
+    raise ValidationError({name: [f"must be true or false, got {value!r}"]})
+
+
+@extend_schema(operation_id="studies_list", responses=StudyOutputSerializer(many=True))
+@api_view(["GET"])
+def studies(request: Request) -> Response:
+    """The studies I am a member of, with my role in each."""
+    related = ("taxonomy_version__taxonomy",)
+    if request.user.is_superuser:
+        rows = list(Study.objects.select_related(*related).order_by("slug"))
+        for study in rows:
+            study.role = Role.LEAD
+    else:
+        memberships = Membership.objects.filter(user=request.user).select_related(
+            *(f"study__{r}" for r in related)
+        )
+        rows = []
+        for membership in memberships.order_by("study__slug"):
+            membership.study.role = membership.role
+            rows.append(membership.study)
+    return Response(StudyOutputSerializer(rows, many=True).data)
+
+
+@extend_schema(
+    operation_id="studies_taxonomy_retrieve",
+    responses={200: TaxonomyOutputSerializer, 404: NOT_FOUND},
+)
+@api_view(["GET"])
+def taxonomy(request: Request, slug: str) -> Response:
+    """The study's taxonomy version: axes, categories and the types to label with."""
+    study, _ = get_study_for_user(request.user, slug)
+    version = (
+        TaxonomyVersion.objects.select_related("taxonomy")
+        .prefetch_related("axes__categories__types")
+        .get(pk=study.taxonomy_version_id)
+    )
+    return Response(TaxonomyOutputSerializer(version).data)
+
+
+@extend_schema(
+    operation_id="studies_cards_list",
+    parameters=[
+        OpenApiParameter(
+            "done",
+            OpenApiTypes.BOOL,
+            description="true: only cards I have labelled in round 1; false: only the rest",
+        ),
+        PAGE,
+    ],
+    responses={200: CardPageSerializer, 404: NOT_FOUND},
+)
+@api_view(["GET"])
+def cards(request: Request, slug: str) -> Response:
+    """My cards: every turn of the conversations assigned to my groups, in queue order."""
+    study, _ = get_study_for_user(request.user, slug)
+    done = _bool_param(request, "done")
+    rows = (
+        Turn.objects.for_annotator(study, request.user)
+        .annotated_by(request.user, round=1)
+        .select_related("conversation")
+        # the texts are large and the list does not show them
+        .only("id", "index", "conversation", "conversation__external_id")
+    )
+    if done is not None:
+        rows = rows.filter(done=done)
+    return _paginate(request, rows, CardOutputSerializer)
+
+
+@extend_schema(
+    operation_id="studies_cards_retrieve",
+    responses={200: CardDetailOutputSerializer, 404: NOT_FOUND},
+)
+@api_view(["GET"])
+def card(request: Request, slug: str, turn_id: int) -> Response:
+    """One card, with my own current round-1 annotation (never anyone else's)."""
+    study, _ = get_study_for_user(request.user, slug)
+    turn, _ = get_card_for_annotator(request.user, study, turn_id)
+    turn.annotation = (
+        Annotation.objects.current()
+        .filter(turn=turn, annotator=request.user, round=1)
+        .prefetch_related("types")
+        .first()
+    )
+    return Response(CardDetailOutputSerializer(turn).data)
+
+
+@extend_schema(
+    operation_id="studies_cards_annotation_update",
+    request=AnnotationInputSerializer,
+    responses={
+        200: AnnotationOutputSerializer,
+        400: OpenApiResponse(description="Invalid labels (the unknown code is named) or round"),
+        404: NOT_FOUND,
+        409: OpenApiResponse(description="The round is closed for this card, or not open yet"),
+    },
+)
+@api_view(["PUT"])
+def annotate(request: Request, slug: str, turn_id: int) -> Response:
+    """Save my labels for a card: a new revision, the previous one kept as history.
+    `labels: []` means "no smell"."""
+    study, _ = get_study_for_user(request.user, slug)
+    turn, group = get_card_for_annotator(request.user, study, turn_id)
+    serializer = AnnotationInputSerializer(
+        data=request.data, context={"taxonomy_version": study.taxonomy_version}
+    )
+    serializer.is_valid(raise_exception=True)
+    data = serializer.validated_data
+    round = data["round"]
+    last_round = 1 + study.discussion_rounds
+    if round > last_round:
+        raise ValidationError({"round": [f"this study has rounds 1 to {last_round}"]})
+    closed = turn.round1_closed(group)
+    if round == 1 and closed:
+        return _conflict(
+            "Round 1 is closed for this card: every annotator of its group has submitted, "
+            "so round-1 labels can no longer change."
+        )
+    if round > 1 and not closed:
+        return _conflict(f"Round {round} is not open for this card: round 1 is still running.")
+    annotation = Annotation.record(
+        turn=turn,
+        annotator=request.user,
+        types=data["labels"],
+        round=round,
+        note=data["note"],
+        evidence=data["evidence"],
+        confidence=data["confidence"],
+        source=Source.API,
+        taxonomy_version=study.taxonomy_version,
+    )
+    return Response(AnnotationOutputSerializer(annotation).data)
+
+
+def _conflict(message: str) -> Response:
+    return Response({"detail": message}, status=status.HTTP_409_CONFLICT)
+
+
+@extend_schema(
+    operation_id="studies_annotations_list",
+    parameters=[PAGE],
+    responses={
+        200: AnnotationPageSerializer,
+        404: OpenApiResponse(description="No such study, or you are not one of its leads"),
+    },
+)
+@api_view(["GET"])
+def annotations(request: Request, slug: str) -> Response:
+    """Leads only: every current annotation of the study, all annotators and rounds."""
+    study = get_study_for_lead(request.user, slug)
+    rows = (
+        Annotation.objects.current()
+        .filter(turn__conversation__study=study)
+        .select_related("turn__conversation", "annotator")
+        .prefetch_related("types")
+        .order_by("id")
+    )
+    return _paginate(request, rows, AnnotationOutputSerializer)

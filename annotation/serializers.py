@@ -1,0 +1,142 @@
+"""Input and output serializers of the REST API, one pair per endpoint (HackSoft style):
+outputs only read, inputs only validate, and neither saves anything."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from taxonomy.models import TaxonomyVersion, Type
+
+from .annotation_import import RecordError, resolve_labels
+
+
+class StudyOutputSerializer(serializers.Serializer):
+    slug = serializers.SlugField()
+    name = serializers.CharField()
+    role = serializers.CharField()
+    phase = serializers.CharField()
+    taxonomy = serializers.CharField(source="taxonomy_version.taxonomy.slug")
+    taxonomy_version = serializers.IntegerField(source="taxonomy_version.number")
+
+
+class TypeOutputSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    name = serializers.CharField()
+    definition = serializers.CharField()
+    hotkey = serializers.CharField()
+
+
+class CategoryOutputSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    types = TypeOutputSerializer(many=True)
+
+
+class AxisOutputSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    name = serializers.CharField()
+    multi_select = serializers.BooleanField()
+    max_labels = serializers.IntegerField(allow_null=True)
+    categories = CategoryOutputSerializer(many=True)
+
+
+class TaxonomyOutputSerializer(serializers.Serializer):
+    taxonomy = serializers.CharField(source="taxonomy.slug")
+    name = serializers.CharField(source="taxonomy.name")
+    version = serializers.IntegerField(source="number")
+    frozen = serializers.BooleanField()
+    axes = AxisOutputSerializer(many=True)
+
+
+class CardOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    conversation = serializers.CharField(source="conversation.external_id")
+    index = serializers.IntegerField()
+    done = serializers.BooleanField(help_text="I have a current round-1 annotation")
+
+
+class CardPageSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = CardOutputSerializer(many=True)
+
+
+def _codes(annotation) -> list[str]:
+    # `types` is prefetched by the views; .all() keeps it to no query per row
+    return [t.code for t in annotation.types.all()]
+
+
+class MyAnnotationOutputSerializer(serializers.Serializer):
+    round = serializers.IntegerField()
+    labels = serializers.SerializerMethodField()
+    note = serializers.CharField()
+    evidence = serializers.CharField()
+    confidence = serializers.IntegerField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+    def get_labels(self, annotation) -> list[str]:
+        return _codes(annotation)
+
+
+class CardDetailOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    conversation = serializers.CharField(source="conversation.external_id")
+    index = serializers.IntegerField()
+    n_turns = serializers.IntegerField(source="conversation.n_turns")
+    user_text = serializers.CharField()
+    reply_text = serializers.CharField()
+    reply_parts = serializers.JSONField()
+    reply_empty = serializers.BooleanField()
+    reply_missing = serializers.BooleanField()
+    annotation = MyAnnotationOutputSerializer(
+        allow_null=True, help_text="My current round-1 annotation, or null"
+    )
+
+
+class AnnotationInputSerializer(serializers.Serializer):
+    """Needs the study's taxonomy version in the context as `taxonomy_version`."""
+
+    labels = serializers.ListField(
+        child=serializers.CharField(),
+        allow_empty=True,
+        help_text='Type codes; [] means "no smell"',
+    )
+    note = serializers.CharField(required=False, allow_blank=True, default="")
+    evidence = serializers.CharField(required=False, allow_blank=True, default="")
+    confidence = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1, max_value=5
+    )
+    round = serializers.IntegerField(required=False, default=1, min_value=1)
+
+    def validate_labels(self, codes: list[str]) -> list[Type]:
+        version: TaxonomyVersion = self.context["taxonomy_version"]
+        try:
+            return resolve_labels(codes, version.types_by_code(), version)
+        except RecordError as e:
+            # the importer's message starts with the field name; the API names it by key
+            raise serializers.ValidationError(str(e).removeprefix("labels: ")) from e
+
+
+class AnnotationOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    turn = serializers.IntegerField(source="turn_id")
+    conversation = serializers.CharField(source="turn.conversation.external_id")
+    turn_index = serializers.IntegerField(source="turn.index")
+    annotator = serializers.CharField(source="annotator.username")
+    round = serializers.IntegerField()
+    labels = serializers.SerializerMethodField()
+    note = serializers.CharField()
+    evidence = serializers.CharField()
+    confidence = serializers.IntegerField(allow_null=True)
+    source = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+    def get_labels(self, annotation) -> list[str]:
+        return _codes(annotation)
+
+
+class AnnotationPageSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = AnnotationOutputSerializer(many=True)
