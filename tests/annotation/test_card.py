@@ -232,7 +232,11 @@ def test_it_enforces_single_select_and_max_labels_axes(client, alice, bob):
     client.force_login(alice)
     r = post_labels(client, study, turn, types=["effort_or_trust_cost", "code_or_task_damage"])
     assert "Outcome: at most 1 type(s) per card." in r.content.decode()
-    three_causes = ["instruction_following_failure", "underspecified_instruction", "other_indeterminate"]
+    three_causes = [
+        "instruction_following_failure",
+        "underspecified_instruction",
+        "other_indeterminate",
+    ]
     r = post_labels(client, study, turn, types=three_causes)
     assert "Cause: at most 2 type(s) per card." in r.content.decode()
     assert not Annotation.objects.filter(turn=turn).exists()

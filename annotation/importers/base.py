@@ -1,0 +1,259 @@
+"""The common model of FORMATS.md section 0, shared by every format: normalised messages and
+records, the turn builder (the turn rule, written once), the per-record error and the report.
+
+Format modules only translate one dataset record into a `Record` of `Message`s; everything
+about what a turn is lives in `build_conversation`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+ROLES = ("system", "user", "assistant", "tool")
+
+# A few hundred errors are useful in a job result; a million are not.
+MAX_REPORTED = 1000
+# Warnings kept in memory: a file where every record disagrees with its own counter must not
+# grow the report without bound; the rest are only counted.
+MAX_WARNINGS_KEPT = 10_000
+
+
+class RecordError(Exception):
+    """One record is bad: it is skipped and reported as `location: reason`, the rest of the
+    file is imported."""
+
+
+@dataclass
+class Message:
+    role: str  # one of ROLES
+    content: str = ""
+    # The dataset gave no content at all (null / absent), as opposed to "".
+    missing: bool = False
+    # Tool calls, tool results, reasoning: shown beside the reply, never its text.
+    parts: list[dict] = field(default_factory=list)
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass
+class Record:
+    """One conversation as the dataset stores it, roles already mapped."""
+
+    external_id: str
+    messages: list[Message]
+    metadata: dict = field(default_factory=dict)
+    # The dataset's own turn counter (WildChat / LMSYS `turn`), checked, never trusted.
+    declared_turns: int | None = None
+    # False when the id was made up from the file name and position (OpenAI has no ids).
+    id_from_data: bool = True
+    warnings: list[str] = field(default_factory=list)
+
+    def timestamp(self, where: str, value: Any) -> Any:
+        """A timestamp field as ISO-8601 UTC; an unreadable one is kept as given, with a
+        warning, rather than costing the whole conversation."""
+        try:
+            return parse_timestamp(value)
+        except ValueError as exc:
+            self.warnings.append(f"{where}: {exc}, kept as is")
+            return value
+
+
+@dataclass
+class BuiltTurn:
+    index: int
+    user_text: str
+    reply_text: str = ""
+    reply_parts: list[dict] = field(default_factory=list)
+    reply_empty: bool = False
+    reply_missing: bool = True
+    metadata: dict = field(default_factory=dict)
+    has_reply: bool = False  # bookkeeping for the builder; not stored
+
+
+@dataclass
+class BuiltConversation:
+    external_id: str
+    source_format: str
+    source_file: str
+    source_line: int | None
+    location: str
+    system_prompt: str
+    preamble: list[dict]
+    metadata: dict
+    turns: list[BuiltTurn]
+    check_duplicate: bool
+    size: int = 0  # rough character count, to bound a batch's memory
+
+
+def _merge_metadata(target: dict, extra: dict, prefix: str) -> None:
+    """Per-turn metadata: the user message's keys win; the reply fills keys the user message
+    lacks or left null (WildChat's timestamp is null on the user utterance), and a
+    conflicting reply value is kept under `<prefix><key>` rather than lost."""
+    for key, value in extra.items():
+        if value is None:
+            continue
+        if target.get(key) is None:
+            target[key] = value
+        elif target[key] != value:
+            target.setdefault(prefix + key, value)
+
+
+def build_conversation(record: Record) -> tuple[str, list[dict], list[BuiltTurn], list[str]]:
+    """Apply the turn rule (FORMATS.md section 0) to one record's messages.
+
+    Returns (system_prompt, preamble, turns, warnings)."""
+    system_parts: list[str] = []
+    preamble: list[dict] = []
+    turns: list[BuiltTurn] = []
+    warnings: list[str] = []
+    current: BuiltTurn | None = None
+    reply_texts: list[str] = []
+
+    def close(turn: BuiltTurn | None) -> None:
+        if turn is None:
+            return
+        turn.reply_text = "\n\n".join(reply_texts)
+        turn.reply_missing = not turn.has_reply
+        # An empty reply that did something (a tool call) is not empty.
+        turn.reply_empty = turn.has_reply and not turn.reply_text.strip() and not turn.reply_parts
+
+    for message in record.messages:
+        if message.role == "system":
+            if message.content:
+                system_parts.append(message.content)
+        elif message.role == "user":
+            if current is not None and not current.has_reply:
+                # Rule 2: consecutive user messages are one user message.
+                current.user_text = f"{current.user_text}\n\n{message.content}"
+                _merge_metadata(current.metadata, message.metadata, "user_")
+                continue
+            close(current)
+            reply_texts = []
+            current = BuiltTurn(
+                index=len(turns) + 1, user_text=message.content, metadata=dict(message.metadata)
+            )
+            turns.append(current)
+        else:  # assistant or tool: the reply (rule 3), or preamble before any user (rule 4)
+            if current is None:
+                entry: dict[str, Any] = {"role": message.role, "content": message.content}
+                if message.parts:
+                    entry["parts"] = message.parts
+                preamble.append(entry)
+                continue
+            current.has_reply = True
+            if message.role == "assistant" and message.content:
+                reply_texts.append(message.content)
+            elif message.role == "tool" and not message.parts and message.content:
+                current.reply_parts.append({"type": "tool_result", "content": message.content})
+            current.reply_parts.extend(message.parts)
+            _merge_metadata(current.metadata, message.metadata, "reply_")
+    close(current)
+
+    if preamble:
+        warnings.append(
+            f"{len(preamble)} message(s) before the first user message kept as preamble"
+        )
+    if not turns:
+        warnings.append("no user message: the conversation has no turns")
+    if record.declared_turns is not None and record.declared_turns != len(turns):
+        warnings.append(
+            f"the dataset says turn={record.declared_turns}, counted {len(turns)} turns"
+        )
+    warnings.extend(record.warnings)
+    return "\n\n".join(system_parts), preamble, turns, warnings
+
+
+def parse_timestamp(value: Any) -> str | None:
+    """Timestamps of parquet datasets re-exported as JSON: ISO-8601 (`Z`, `+00:00`, pandas'
+    `YYYY-MM-DD HH:MM:SS+00:00`) or epoch milliseconds (pandas/HF `to_json`'s default).
+    Returns ISO-8601 in UTC; raises ValueError for anything else."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ValueError(f"not a timestamp: {value!r}")
+    if isinstance(value, int | float):
+        seconds = value / 1000 if abs(value) >= 1e11 else value  # ms since 1973, else s
+        return datetime.fromtimestamp(seconds, tz=UTC).isoformat()
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lstrip("-").isdigit():
+            return parse_timestamp(int(text))
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError:
+            raise ValueError(f"not a timestamp: {value!r}") from None
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)  # the datasets store UTC
+        return parsed.astimezone(UTC).isoformat()
+    raise ValueError(f"not a timestamp: {value!r}")
+
+
+def require_list(obj: dict, key: str) -> list:
+    value = obj.get(key)
+    if not isinstance(value, list):
+        kind = "missing" if value is None else f"a {type(value).__name__}, not a list"
+        raise RecordError(f"field {key!r} is {kind}")
+    return value
+
+
+def require_id(obj: dict, key: str) -> str:
+    value = obj.get(key)
+    if isinstance(value, bool) or not isinstance(value, str | int) or value == "":
+        raise RecordError(f"field {key!r} is missing or not a string")
+    return str(value)
+
+
+def text_content(value: Any, where: str) -> tuple[str, bool]:
+    """(text, missing) for a plain-string content field."""
+    if value is None:
+        return "", True
+    if not isinstance(value, str):
+        raise RecordError(f"{where}.content is a {type(value).__name__}, not a string")
+    return value, False
+
+
+@dataclass
+class ImportReport:
+    conversations: int = 0
+    turns: int = 0
+    rejected: int = 0
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    files: int = 0
+    warnings_dropped: int = 0
+
+    def reject(self, location: str, reason: str) -> None:
+        self.rejected += 1
+        self.errors.append(f"{location}: {reason}")
+
+    def file_error(self, name: str, reason: str) -> None:
+        """A whole file could not be read; it counts as no record."""
+        self.errors.append(f"{name}: {reason}")
+
+    def warn(self, location: str, reason: str) -> None:
+        if len(self.warnings) < MAX_WARNINGS_KEPT:
+            self.warnings.append(f"{location}: {reason}")
+        else:
+            self.warnings_dropped += 1
+
+    def summary_line(self) -> str:
+        text = (
+            f"Imported {self.conversations} conversations ({self.turns} turns) "
+            f"from {self.files} file(s); rejected {self.rejected} records"
+        )
+        if self.warnings:
+            text += f"; {len(self.warnings) + self.warnings_dropped} warnings"
+        return text + "."
+
+    def as_dict(self) -> dict:
+        return {
+            "conversations": self.conversations,
+            "turns": self.turns,
+            "rejected": self.rejected,
+            "files": self.files,
+            "errors": self.errors[:MAX_REPORTED],
+            "errors_not_shown": max(0, len(self.errors) - MAX_REPORTED),
+            "warnings": self.warnings[:MAX_REPORTED],
+            "warnings_not_shown": max(0, len(self.warnings) - MAX_REPORTED) + self.warnings_dropped,
+            "summary": self.summary_line(),
+        }

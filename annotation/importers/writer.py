@@ -1,0 +1,253 @@
+"""Batched writes of imported conversations and their turns, one transaction per batch.
+
+SQLite gets `bulk_create`. PostgreSQL gets `COPY ... FROM STDIN` (psycopg2 `copy_expert`),
+several times faster than multi-row INSERTs for the same rows (benchmarks/import_bench.py).
+A batch the database refuses is retried record by record, so one bad row (say a NUL byte
+PostgreSQL will not store) costs that record, not the batch or the file."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from django.db import DatabaseError, connection, transaction
+from django.utils import timezone
+
+from annotation.models import Conversation, Study, Turn
+
+from .base import BuiltConversation, ImportReport
+
+BATCH_SIZE = 1000
+# A batch is also cut at this many characters of content, so a file of very long
+# conversations does not hold a thousand of them in memory.
+BATCH_CHARS = 16_000_000
+# None: COPY on PostgreSQL, bulk_create elsewhere. Tests and the benchmark force either.
+USE_COPY: bool | None = None
+
+
+class Writer:
+    def __init__(
+        self,
+        study: Study,
+        report: ImportReport,
+        batch_size: int | None = None,
+        use_copy: bool | None = None,
+        on_flush: Callable[[], None] | None = None,
+    ) -> None:
+        self.study = study
+        self.report = report
+        self.batch_size = batch_size or BATCH_SIZE
+        if use_copy is None:
+            use_copy = USE_COPY if USE_COPY is not None else connection.vendor == "postgresql"
+        self.use_copy = use_copy
+        self.on_flush = on_flush
+        self.pending: list[BuiltConversation] = []
+        self.pending_chars = 0
+        # file name -> "jsonl" | "array", to name the first of two duplicate records
+        self.containers: dict[str, str] = {}
+
+    def add(self, conversation: BuiltConversation) -> None:
+        self.pending.append(conversation)
+        self.pending_chars += conversation.size
+        if len(self.pending) >= self.batch_size or self.pending_chars >= BATCH_CHARS:
+            self.flush()
+
+    def flush(self) -> None:
+        batch, self.pending, self.pending_chars = self.pending, [], 0
+        batch = self._drop_duplicates(batch)
+        if batch:
+            try:
+                with transaction.atomic():
+                    self._write(batch)
+                self._count(batch)
+            except DatabaseError:
+                self._write_one_by_one(batch)
+        if self.on_flush is not None:
+            self.on_flush()
+
+    # duplicates --------------------------------------------------------------------------
+
+    def _location(self, source_file: str, source_line: int | None) -> str:
+        container = self.containers.get(source_file)
+        if container is None:
+            container = "array" if source_file.lower().endswith(".json") else "jsonl"
+        if container == "array":
+            return f"{source_file}[{source_line}]"
+        return f"{source_file}:{source_line}"
+
+    def _drop_duplicates(self, batch: list[BuiltConversation]) -> list[BuiltConversation]:
+        """Keep the first record of an id the format documents as unique; reject the later
+        ones naming both places. Earlier batches and earlier imports are already in the
+        database, so the check needs no id set in memory that grows with the file."""
+        checked = [c for c in batch if c.check_duplicate]
+        if not checked:
+            return batch
+        first: dict[str, str] = {}
+        ids = {c.external_id for c in checked}
+        for external_id, source_file, source_line in (
+            Conversation.objects.filter(study=self.study, external_id__in=ids)
+            .order_by("id")
+            .values_list("external_id", "source_file", "source_line")
+        ):
+            first.setdefault(external_id, self._location(source_file, source_line))
+        kept = []
+        for conversation in batch:
+            if conversation.check_duplicate:
+                earlier = first.get(conversation.external_id)
+                if earlier is not None:
+                    self.report.reject(
+                        conversation.location,
+                        f"duplicate id {conversation.external_id!r} (first seen at {earlier})",
+                    )
+                    continue
+                first[conversation.external_id] = conversation.location
+            kept.append(conversation)
+        return kept
+
+    # writing -----------------------------------------------------------------------------
+
+    def _count(self, batch: list[BuiltConversation]) -> None:
+        self.report.conversations += len(batch)
+        self.report.turns += sum(len(c.turns) for c in batch)
+
+    def _write_one_by_one(self, batch: list[BuiltConversation]) -> None:
+        for conversation in batch:
+            try:
+                with transaction.atomic():
+                    self._write([conversation])
+                self._count([conversation])
+            except DatabaseError as exc:
+                reason = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+                self.report.reject(conversation.location, f"the database refused it: {reason}")
+
+    def _write(self, batch: list[BuiltConversation]) -> None:
+        if self.use_copy:
+            self._write_copy(batch)
+        else:
+            self._write_orm(batch)
+
+    def _write_orm(self, batch: list[BuiltConversation]) -> None:
+        now = timezone.now()
+        rows = Conversation.objects.bulk_create(
+            Conversation(
+                study=self.study,
+                external_id=c.external_id,
+                source_format=c.source_format,
+                source_file=c.source_file,
+                source_line=c.source_line,
+                system_prompt=c.system_prompt,
+                preamble=c.preamble,
+                metadata=c.metadata,
+                n_turns=len(c.turns),
+                created_at=now,
+            )
+            for c in batch
+        )
+        Turn.objects.bulk_create(
+            Turn(
+                conversation_id=row.pk,
+                index=t.index,
+                user_text=t.user_text,
+                reply_text=t.reply_text,
+                reply_parts=t.reply_parts,
+                reply_empty=t.reply_empty,
+                reply_missing=t.reply_missing,
+                metadata=t.metadata,
+            )
+            for row, c in zip(rows, batch, strict=True)
+            for t in c.turns
+        )
+
+    def _write_copy(self, batch: list[BuiltConversation]) -> None:
+        now = timezone.now().isoformat()
+        conversation_table = Conversation._meta.db_table
+        turn_table = Turn._meta.db_table
+        with connection.cursor() as cursor:
+            # Ids first, so the turns can point at their conversation in the same COPY pass.
+            cursor.execute(
+                "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+                [conversation_table, len(batch)],
+            )
+            ids = [row[0] for row in cursor.fetchall()]
+            # Bytes, not StringIO, which keeps 4 bytes a character.
+            conversations, turns = io.BytesIO(), io.BytesIO()
+            study_id = str(self.study.pk)
+            for pk, c in zip(ids, batch, strict=True):
+                pk = str(pk)
+                line = "" if c.source_line is None else str(c.source_line)
+                conversations.write(
+                    "\t".join(
+                        (
+                            pk,
+                            study_id,
+                            _text(c.external_id),
+                            _text(c.source_format),
+                            _text(c.source_file),
+                            line or r"\N",
+                            _text(c.system_prompt),
+                            _text(_json(c.preamble)),
+                            _text(_json(c.metadata)),
+                            str(len(c.turns)),
+                            now,
+                        )
+                    ).encode()
+                    + b"\n"
+                )
+                for t in c.turns:
+                    turns.write(
+                        "\t".join(
+                            (
+                                pk,
+                                str(t.index),
+                                _text(t.user_text),
+                                _text(t.reply_text),
+                                _text(_json(t.reply_parts)),
+                                "t" if t.reply_empty else "f",
+                                "t" if t.reply_missing else "f",
+                                _text(_json(t.metadata)),
+                            )
+                        ).encode()
+                        + b"\n"
+                    )
+            raw = cursor.cursor  # the psycopg2 cursor under Django's wrapper
+            conversations.seek(0)
+            turns.seek(0)
+            # Raise Django's DatabaseError, as execute() would, so a refused row is handled.
+            with connection.wrap_database_errors:
+                self._copy(raw, conversation_table, turn_table, conversations, turns)
+
+    @staticmethod
+    def _copy(raw, conversation_table: str, turn_table: str, conversations, turns) -> None:
+        raw.copy_expert(
+            f'COPY "{conversation_table}" (id, study_id, external_id, source_format, '
+            "source_file, source_line, system_prompt, preamble, metadata, n_turns, "
+            "created_at) FROM STDIN",
+            conversations,
+        )
+        raw.copy_expert(
+            f'COPY "{turn_table}" (conversation_id, "index", user_text, reply_text, '
+            "reply_parts, reply_empty, reply_missing, metadata) FROM STDIN",
+            turns,
+        )
+
+
+def _text(value: str) -> str:
+    """A value in COPY's text format: backslash escapes for the characters it gives meaning.
+    Four str.replace calls beat both the csv module and str.translate on long texts."""
+    return (
+        value.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    )
+
+
+def _json(value) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def display_name(path: str | Path, display_names: dict | None) -> str:
+    if display_names:
+        for key in (path, str(path)):
+            if key in display_names:
+                return str(display_names[key])
+    return str(path)

@@ -1,0 +1,112 @@
+"""Format recognition (FORMATS.md "Sniffing" table) and what happens to files it fails on."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotation.importers import import_files
+from annotation.importers.sniff import sniff_record
+from annotation.models import Conversation
+
+WILDCHAT = {
+    "conversation_hash": "a" * 32,
+    "conversation": [{"role": "user", "content": "hi", "turn_identifier": 1}],
+}
+WILDCHAT_V1 = {
+    "conversation_id": "b" * 32,
+    "conversation": [{"role": "user", "content": "hi", "toxic": False, "language": "English"}],
+}
+LMSYS = {
+    "conversation_id": "c" * 32,
+    "conversation": [{"role": "user", "content": "hi"}],
+    "openai_moderation": [],
+}
+SHAREGPT = {"id": "s1", "conversations": [{"from": "human", "value": "hi"}]}
+OPENAI = {"messages": [{"role": "user", "content": "hi"}]}
+NATIVE = {"id": "n1", "messages": [{"role": "user", "content": "hi"}], "metadata": {}}
+WILDBENCH = {"session_id": "ae006110bb364606", "conversation_input": [], "checklist": []}
+
+
+@pytest.mark.parametrize(
+    "record, expected",
+    [
+        (WILDCHAT, "wildchat"),
+        (WILDCHAT_V1, "wildchat"),
+        (LMSYS, "lmsys"),
+        (SHAREGPT, "sharegpt"),
+        (OPENAI, "openai"),
+        (NATIVE, "native"),
+        (WILDBENCH, "wildbench"),
+        ({"sessionId": "x", "parentUuid": None, "type": "user"}, "claude-code"),
+        ({"timestamp": "t", "type": "session_meta", "payload": {}}, "codex-cli"),
+        ({"text": "hello"}, None),
+        ([1, 2], None),
+    ],
+)
+def test_it_recognises_each_format_from_its_first_record(record, expected):
+    assert sniff_record(record) == expected
+
+
+def test_it_sniffs_each_file_on_its_own(study, files):
+    a = files.jsonl("a.jsonl", NATIVE)
+    b = files.json("b.json", [SHAREGPT])
+    c = files.jsonl("c.jsonl", LMSYS)
+    report = import_files(study, [a, b, c])
+    assert report.conversations == 3 and report.errors == []
+    formats = set(Conversation.objects.values_list("source_format", flat=True))
+    assert formats == {"native", "sharegpt", "lmsys"}
+
+
+def test_it_skips_unparseable_first_lines_when_sniffing(study, files):
+    path = files.jsonl("a.jsonl", "{broken", "", OPENAI)
+    report = import_files(study, [path])
+    assert report.conversations == 1
+    assert report.errors == [
+        f"{path}:1: invalid JSON: Expecting property name enclosed in double quotes at column 2"
+    ]
+
+
+def test_it_reports_an_unrecognised_file_once_and_imports_the_others(study, files):
+    bad = files.jsonl("notes.jsonl", {"text": "hello"}, {"text": "again"})
+    markdown = files.raw("readme.md", "# Notes\n\nnothing here\n")
+    missing = files.root / "missing.jsonl"
+    good = files.jsonl("good.jsonl", NATIVE)
+    report = import_files(study, [bad, markdown, missing, good])
+    assert report.conversations == 1
+    assert len(report.errors) == 3
+    assert report.errors[0].startswith(
+        f"{bad}: cannot recognise the format (first record has keys text)"
+    )
+    assert report.errors[1].startswith(f"{markdown}: cannot import")
+    assert report.errors[2].startswith(f"{missing}: cannot read the file")
+    assert report.rejected == 0
+
+
+def test_it_names_a_recognised_format_that_has_no_importer(study, files):
+    path = files.jsonl("wb.jsonl", WILDBENCH)
+    report = import_files(study, [path])
+    assert report.conversations == 0
+    assert report.errors == [
+        f"{path}: cannot recognise the format (it looks like wildbench, which has no importer);"
+        " nothing imported"
+    ]
+
+
+def test_it_uses_a_forced_format_without_sniffing(study, files):
+    path = files.jsonl("x.jsonl", {"id": "n1", "messages": [{"role": "user", "content": "q"}]})
+    report = import_files(study, [path], fmt="openai")
+    assert Conversation.objects.get().external_id == "x.jsonl:1"
+    assert report.conversations == 1
+
+
+def test_it_refuses_an_unknown_format_name_listing_the_known_ones(study, files):
+    path = files.jsonl("x.jsonl", NATIVE)
+    with pytest.raises(ValueError, match="unknown format 'csv'.*native, openai, sharegpt"):
+        import_files(study, [path], fmt="csv")
+
+
+def test_it_warns_about_an_empty_file(study, files):
+    path = files.raw("empty.jsonl", "\n  \n")
+    report = import_files(study, [path])
+    assert report.conversations == 0 and report.errors == []
+    assert report.warnings == [f"{path}: the file is empty"]
