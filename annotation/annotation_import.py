@@ -17,7 +17,7 @@ from django.db import transaction
 
 from taxonomy.models import TaxonomyVersion, Type
 
-from .models import Annotation, Conversation, Group, Role, Source, Study, Turn
+from .models import Annotation, Conversation, Group, Role, RoundClosed, Source, Study, Turn
 
 REQUIRED_FIELDS = ("conversation", "turn", "annotator", "labels", "group")
 
@@ -258,24 +258,29 @@ class _Importer:
             )
         # Only --create-members writes before Annotation.record; keep those writes and the
         # label together so a database error leaves no half-imported record behind.
-        with transaction.atomic():
-            group = self.group(group_name)
-            annotator = self.annotator(username, group)
-            if conversation.group is None:
-                Conversation.objects.filter(pk=conversation.pk).update(group=group)
-                conversation.group = group
-                self.report.assigned_conversations += 1
-            Annotation.record(
-                turn=turn,
-                annotator=annotator,
-                types=types,
-                round=round,
-                note=note,
-                evidence=evidence,
-                confidence=confidence,
-                source=Source.IMPORT,
-                taxonomy_version=self.version,
-            )
+        try:
+            with transaction.atomic():
+                group = self.group(group_name)
+                annotator = self.annotator(username, group)
+                if conversation.group is None:
+                    Conversation.objects.filter(pk=conversation.pk).update(group=group)
+                    conversation.group = group
+                    self.report.assigned_conversations += 1
+                Annotation.submit(
+                    turn=turn,
+                    group=group,
+                    annotator=annotator,
+                    types=types,
+                    round=round,
+                    note=note,
+                    evidence=evidence,
+                    confidence=confidence,
+                    source=Source.IMPORT,
+                    taxonomy_version=self.version,
+                )
+        except RoundClosed as e:
+            # the same states as labels given in the browser: a closed round refuses
+            raise RecordError(f"round: {e}") from None
 
 
 def import_annotations(

@@ -21,7 +21,7 @@ from rest_framework.response import Response
 from taxonomy.models import TaxonomyVersion
 
 from .access import get_card_for_annotator, get_study_for_lead, get_study_for_user
-from .models import Annotation, Membership, Role, Source, Study, Turn
+from .models import Annotation, Membership, Role, RoundClosed, Source, Study, Turn
 from .serializers import (
     AnnotationInputSerializer,
     AnnotationOutputSerializer,
@@ -162,25 +162,21 @@ def annotate(request: Request, slug: str, turn_id: int) -> Response:
     last_round = 1 + study.discussion_rounds
     if round > last_round:
         raise ValidationError({"round": [f"this study has rounds 1 to {last_round}"]})
-    closed = turn.round1_closed(group)
-    if round == 1 and closed:
-        return _conflict(
-            "Round 1 is closed for this card: every annotator of its group has submitted, "
-            "so round-1 labels can no longer change."
+    try:
+        annotation = Annotation.submit(
+            turn=turn,
+            group=group,
+            annotator=request.user,
+            types=data["labels"],
+            round=round,
+            note=data["note"],
+            evidence=data["evidence"],
+            confidence=data["confidence"],
+            source=Source.API,
+            taxonomy_version=study.taxonomy_version,
         )
-    if round > 1 and not closed:
-        return _conflict(f"Round {round} is not open for this card: round 1 is still running.")
-    annotation = Annotation.record(
-        turn=turn,
-        annotator=request.user,
-        types=data["labels"],
-        round=round,
-        note=data["note"],
-        evidence=data["evidence"],
-        confidence=data["confidence"],
-        source=Source.API,
-        taxonomy_version=study.taxonomy_version,
-    )
+    except RoundClosed as e:
+        return _conflict(str(e))
     return Response(AnnotationOutputSerializer(annotation).data)
 
 

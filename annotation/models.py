@@ -200,19 +200,12 @@ class Turn(models.Model):
     def __str__(self) -> str:
         return f"{self.conversation.external_id}#{self.index}"
 
-    def round1_closed(self, group: Group) -> bool:
-        """Round 1 ends for a card once every annotator of its group has submitted."""
-        annotators = group.annotators.all()
-        submitted = Annotation.objects.filter(
-            turn=self, round=1, is_current=True, annotator__in=annotators
-        ).count()
-        return submitted >= len(annotators) > 0
-
 
 class Source(models.TextChoices):
     BROWSER = "browser"
     IMPORT = "import"
     API = "api"
+    PROPOSAL = "proposal"  # relabelled when a proposal was mapped to an existing type
 
 
 class AnnotationQuerySet(models.QuerySet):
@@ -273,9 +266,18 @@ class Annotation(models.Model):
         for attempt in range(3):
             try:
                 with transaction.atomic():
-                    cls.objects.filter(
-                        turn=turn, annotator=annotator, round=round, is_current=True
-                    ).update(is_current=False)
+                    previous = (
+                        cls.objects.filter(
+                            turn=turn, annotator=annotator, round=round, is_current=True
+                        )
+                        .prefetch_related("types")
+                        .first()
+                    )
+                    if previous is not None and previous.same_as(types, note, evidence, confidence):
+                        # a double-submitted form changes nothing the second time
+                        return previous
+                    if previous is not None:
+                        cls.objects.filter(pk=previous.pk).update(is_current=False)
                     annotation = cls.objects.create(
                         turn=turn,
                         annotator=annotator,
@@ -292,6 +294,252 @@ class Annotation(models.Model):
                 if attempt == 2:
                     raise
         raise AssertionError("unreachable")
+
+    def same_as(self, types, note: str, evidence: str, confidence: int | None) -> bool:
+        return self.codes == frozenset(t.code for t in types) and (
+            self.note,
+            self.evidence,
+            self.confidence,
+        ) == (note, evidence, confidence)
+
+    @property
+    def codes(self) -> frozenset[str]:
+        """The label set as type codes (codes are stable across taxonomy versions)."""
+        return frozenset(t.code for t in self.types.all())
+
+    @classmethod
+    def submit(cls, *, turn: Turn, group: Group, annotator, round: int = 1, **fields) -> Annotation:
+        """What every entry point (page, API, import) calls: check that `round` is open for
+        this card, record the labels, and move the card on (agreed, disputed, escalated).
+        The card's state row is locked first, so two annotators submitting at the same
+        moment are seen one after the other and the card never misses its transition."""
+        with transaction.atomic():
+            state = CardState.lock(turn, group)
+            state.check_open_for(round)
+            annotation = cls.record(turn=turn, annotator=annotator, round=round, **fields)
+            state.advance()
+        return annotation
+
+
+class RoundClosed(Exception):
+    """Labels for a round this card is not in (round 1 after it closed, round 2 too early)."""
+
+
+class AlreadyDecided(Exception):
+    def __init__(self, consensus: Consensus):
+        self.consensus = consensus
+        who = consensus.decided_by or "its annotators"
+        super().__init__(
+            f"This card already has a consensus ({consensus.method}, by {who}, "
+            f"{consensus.decided_at:%Y-%m-%d %H:%M} UTC): nothing was changed."
+        )
+
+
+class CardStatus(models.TextChoices):
+    OPEN = "open"  # round 1 under way: blind
+    DISPUTED = "disputed"  # label sets differed: discussion round(s) under way
+    ESCALATED = "escalated"  # still different after the discussion rounds: the moderator's
+    AGREED = "agreed"  # a consensus exists
+
+
+class CardStateQuerySet(models.QuerySet):
+    def counts_by_group(self, study: Study) -> dict[int, dict[str, int]]:
+        """{group id: {status: cards}}; cards nobody has labelled yet have no row and are
+        counted as open by the caller (total turns minus the rest)."""
+        out: dict[int, dict[str, int]] = {}
+        rows = (
+            self.filter(group__study=study)
+            .values_list("group_id", "status")
+            .annotate(n=models.Count("pk"))
+            .order_by()
+        )
+        for group_id, status, n in rows:
+            out.setdefault(group_id, {})[status] = n
+        return out
+
+
+class CardState(models.Model):
+    """Where a card stands in its group. Kept up to date on every submit and decision, so
+    queues and per-state counts are indexed lookups, never a scan over labels."""
+
+    turn = models.OneToOneField(Turn, on_delete=models.CASCADE, related_name="state")
+    group = models.ForeignKey(Group, on_delete=models.CASCADE, related_name="card_states")
+    status = models.CharField(max_length=10, choices=CardStatus.choices, default=CardStatus.OPEN)
+    round = models.PositiveSmallIntegerField(default=1, help_text="the round under way")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = CardStateQuerySet.as_manager()
+
+    class Meta:
+        indexes = [models.Index(fields=["group", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.turn_id}: {self.status} (round {self.round})"
+
+    @classmethod
+    def lock(cls, turn: Turn, group: Group) -> CardState:
+        """The card's state row, created on first use and locked for this transaction."""
+        cls.objects.get_or_create(turn=turn, defaults={"group": group})
+        state = cls.objects.select_for_update().select_related("group__study").get(turn=turn)
+        state.turn = turn
+        return state
+
+    @property
+    def revealed(self) -> bool:
+        """Once round 1 is over, the group's labels are no longer blind to each other."""
+        return self.status != CardStatus.OPEN
+
+    def check_open_for(self, round: int) -> None:
+        if round == 1 and self.status != CardStatus.OPEN:
+            raise RoundClosed(
+                "This card has left round 1: every annotator of its group has labelled it, "
+                "so round-1 labels can no longer change."
+            )
+        if round > 1 and (self.status != CardStatus.DISPUTED or round != self.round):
+            if self.status == CardStatus.DISPUTED:
+                raise RoundClosed(f"This card is in round {self.round}, not round {round}.")
+            raise RoundClosed(f"Round {round} is not open for this card (it is {self.status}).")
+
+    def current_labels(self, round: int | None = None) -> dict[int, Annotation]:
+        """{annotator id: current annotation} of the group's annotators in `round`."""
+        annotations = (
+            Annotation.objects.current()
+            .filter(
+                turn_id=self.turn_id,
+                round=round or self.round,
+                annotator__in=self.group.annotators.all(),
+            )
+            .prefetch_related("types")
+        )
+        return {a.annotator_id: a for a in annotations}
+
+    def advance(self) -> Consensus | None:
+        """Move on once every annotator of the group has labelled the round under way:
+        identical sets -> consensus (unanimous in round 1, discussion later); different ->
+        round 2 opens, or after the study's discussion rounds, escalated to the moderator."""
+        if self.status not in (CardStatus.OPEN, CardStatus.DISPUTED):
+            return None
+        n_annotators = self.group.annotators.count()
+        labels = self.current_labels()
+        # agreement needs two annotators at least; a group still being filled waits
+        if n_annotators < 2 or len(labels) < n_annotators:
+            return None
+        sets = {a.codes for a in labels.values()}
+        consensus = None
+        if len(sets) == 1:
+            method = Method.UNANIMOUS if self.round == 1 else Method.DISCUSSION
+            consensus = Consensus.create_for(self, method, next(iter(labels.values())).types.all())
+            self.status = CardStatus.AGREED
+        elif self.round - 1 >= self.group.study.discussion_rounds:
+            self.status = CardStatus.ESCALATED
+        else:
+            self.status, self.round = CardStatus.DISPUTED, self.round + 1
+        self.save(update_fields=["status", "round", "updated_at"])
+        return consensus
+
+    @classmethod
+    def decide(cls, turn: Turn, group: Group, moderator, types, rationale: str = "") -> Consensus:
+        """The moderator's word on a disputed or escalated card. Two moderators deciding at
+        the same moment: the row lock makes the second wait and then find the card decided
+        (AlreadyDecided); the partial unique index on current consensus is the backstop."""
+        with transaction.atomic():
+            state = cls.lock(turn, group)
+            existing = Consensus.objects.current().filter(turn=turn).first()
+            if existing is not None:
+                raise AlreadyDecided(existing)
+            try:
+                with transaction.atomic():
+                    consensus = Consensus.create_for(
+                        state, Method.MODERATOR, types, decided_by=moderator, rationale=rationale
+                    )
+            except IntegrityError:
+                raise AlreadyDecided(Consensus.objects.current().get(turn=turn)) from None
+            state.status = CardStatus.AGREED
+            state.save(update_fields=["status", "updated_at"])
+        return consensus
+
+    def reopen(self) -> None:
+        """Send a decided or escalated card back to its annotators for one more round (a
+        proposal accepted on it): the consensus stays in the history, no longer current."""
+        Consensus.objects.current().filter(turn_id=self.turn_id).update(is_current=False)
+        if self.status != CardStatus.OPEN:
+            self.status, self.round = CardStatus.DISPUTED, self.round + 1
+            self.save(update_fields=["status", "round", "updated_at"])
+
+
+class Method(models.TextChoices):
+    UNANIMOUS = "unanimous"
+    DISCUSSION = "discussion"
+    MODERATOR = "moderator"
+
+
+class ConsensusQuerySet(models.QuerySet):
+    def current(self):
+        return self.filter(is_current=True)
+
+
+class Consensus(models.Model):
+    """The gold label of a card in its group, with its provenance. Append-only: a reopened
+    card keeps its old consensus with is_current=False."""
+
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="consensus")
+    group = models.ForeignKey(Group, on_delete=models.CASCADE, related_name="consensus")
+    types = models.ManyToManyField(Type, blank=True, related_name="consensus")
+    method = models.CharField(max_length=12, choices=Method.choices)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    decided_at = models.DateTimeField(default=timezone.now)
+    from_round = models.PositiveSmallIntegerField()
+    taxonomy_version = models.ForeignKey(TaxonomyVersion, on_delete=models.PROTECT)
+    rationale = models.TextField(blank=True)
+    is_current = models.BooleanField(default=True)
+
+    objects = ConsensusQuerySet.as_manager()
+
+    class Meta:
+        verbose_name_plural = "consensus"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["turn"], condition=Q(is_current=True), name="uniq_current_consensus"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.turn_id}: {self.method}"
+
+    @classmethod
+    def create_for(cls, state: CardState, method: str, types, **fields) -> Consensus:
+        consensus = cls.objects.create(
+            turn_id=state.turn_id,
+            group=state.group,
+            method=method,
+            from_round=state.round,
+            taxonomy_version=state.group.study.taxonomy_version,
+            **fields,
+        )
+        consensus.types.set(types)
+        return consensus
+
+    @property
+    def codes(self) -> frozenset[str]:
+        return frozenset(t.code for t in self.types.all())
+
+
+class Comment(models.Model):
+    """The discussion thread of a disputed card: annotators and the moderator."""
+
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="comments")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    round = models.PositiveSmallIntegerField()
+    text = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.author} on {self.turn_id}"
 
 
 class JobKind(models.TextChoices):

@@ -15,7 +15,7 @@ from taxonomy.models import Type
 
 from .access import get_card_for_annotator, get_study_for_user
 from .forms import AnnotationForm
-from .models import Annotation, Role, Source, Study, Turn
+from .models import Annotation, CardState, CardStatus, Role, RoundClosed, Source, Study, Turn
 
 
 @login_required
@@ -66,23 +66,26 @@ def card(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     study, _ = get_study_for_user(request.user, slug)
     turn, group = get_card_for_annotator(request.user, study, turn_id)
     types = _taxonomy_types(study)
-    locked = turn.round1_closed(group)
+    locked = _left_round_1(turn)
     if request.method == "POST":
         form = AnnotationForm(request.POST, types=types)
-        if locked:
-            form.add_error(None, "This card has left round 1: your round-1 labels are locked.")
-        elif form.is_valid():
+        if form.is_valid():
             d = form.cleaned_data
-            Annotation.record(
-                turn=turn,
-                annotator=request.user,
-                types=d["chosen_types"],
-                note=d["note"],
-                evidence=d["evidence"],
-                confidence=d["confidence"],
-                source=Source.BROWSER,
-            )
-            return _after_submit(request, study, turn)
+            try:
+                Annotation.submit(
+                    turn=turn,
+                    group=group,
+                    annotator=request.user,
+                    types=d["chosen_types"],
+                    note=d["note"],
+                    evidence=d["evidence"],
+                    confidence=d["confidence"],
+                    source=Source.BROWSER,
+                )
+                return _after_submit(request, study, turn)
+            except RoundClosed as e:
+                form.add_error(None, str(e))
+                locked = True
         # htmx swaps only 2xx answers; a plain form post gets the proper 422
         status = 200 if request.htmx else 422
         return _render_card(request, study, turn, types, form=form, locked=locked, status=status)
@@ -113,9 +116,9 @@ def _after_submit(request: HttpRequest, study: Study, turn: Turn) -> HttpRespons
         return redirect(url)
     if not request.htmx:
         return redirect("card", slug=study.slug, turn_id=next_id)
-    next_turn, group = get_card_for_annotator(request.user, study, next_id)
+    next_turn, _group = get_card_for_annotator(request.user, study, next_id)
     types = _taxonomy_types(study)
-    response = _render_card(request, study, next_turn, types, locked=next_turn.round1_closed(group))
+    response = _render_card(request, study, next_turn, types, locked=_left_round_1(next_turn))
     return push_url(response, reverse("card", args=[study.slug, next_id]))
 
 
@@ -161,6 +164,10 @@ def _render_card(request, study, turn, types, *, form=None, locked=False, status
     }
     template = "annotation/card.html#card" if request.htmx else "annotation/card.html"
     return render(request, template, ctx, status=status)
+
+
+def _left_round_1(turn: Turn) -> bool:
+    return CardState.objects.filter(turn=turn).exclude(status=CardStatus.OPEN).exists()
 
 
 def _taxonomy_types(study: Study) -> list[Type]:

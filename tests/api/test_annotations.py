@@ -12,7 +12,8 @@ URL = "/api/studies/s1/annotations/"
 
 def label(turn, user, *codes: str, round: int = 1) -> Annotation:
     types = [turn.conversation.study.taxonomy_version.types_by_code()[c] for c in codes]
-    return Annotation.record(turn=turn, annotator=user, types=types, round=round)
+    group = turn.conversation.group
+    return Annotation.submit(turn=turn, group=group, annotator=user, types=types, round=round)
 
 
 def test_it_lists_all_current_annotations_for_a_lead(cards_setup, alice, bob, lead):

@@ -11,7 +11,8 @@ from tests.conftest import make_conversation, make_group, make_user
 
 def label(turn, user, *codes: str, round: int = 1) -> Annotation:
     types = [turn.conversation.study.taxonomy_version.types_by_code()[c] for c in codes]
-    return Annotation.record(turn=turn, annotator=user, types=types, round=round)
+    group = turn.conversation.group
+    return Annotation.submit(turn=turn, group=group, annotator=user, types=types, round=round)
 
 
 def url(turn=None, suffix: str = "") -> str:
@@ -192,7 +193,7 @@ def test_it_refuses_round1_edits_once_round1_is_closed(cards_setup, alice, bob):
     again = client.put(url(turn, "annotation/"), {"labels": ["must_do_omission"]}, "json")
 
     assert again.status_code == 409
-    assert "Round 1 is closed" in again.json()["detail"]
+    assert "left round 1" in again.json()["detail"]
     assert Annotation.objects.filter(turn=turn, annotator=alice).count() == 1
 
 

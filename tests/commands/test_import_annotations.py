@@ -203,19 +203,26 @@ def test_it_makes_a_new_revision_on_reimport(tmp_path, study, alice, setup):
     assert labels_of(turn, alice) == ["incomplete_instruction"]
 
 
-def test_it_imports_later_rounds_separately(tmp_path, study, alice, setup):
+def test_it_imports_later_rounds_through_the_same_states(tmp_path, study, alice, bob, setup):
     _, conversation = setup
     path = write_jsonl(
         tmp_path / "a.jsonl",
+        record(labels=[], round=2),  # too early: the card is still in round 1
         record(labels=["ambiguous_instruction"]),
+        record(annotator="bob", labels=[]),
         record(labels=[], round=2),
+        record(annotator="bob", labels=[], round=2),
     )
 
-    run("s1", str(path))
+    out, err = run("s1", str(path))
 
+    assert "4 records imported, 1 rejected" in out
+    assert f"{path}:1: round: Round 2 is not open for this card (it is open)." in err
     turn = conversation.turns.get(index=1)
     assert labels_of(turn, alice, round=1) == ["ambiguous_instruction"]
     assert labels_of(turn, alice, round=2) == []
+    consensus = turn.consensus.get(is_current=True)
+    assert (consensus.method, consensus.from_round) == ("discussion", 2)
 
 
 def test_it_enforces_the_axis_selection_limits(tmp_path, alice):
