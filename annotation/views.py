@@ -66,7 +66,7 @@ def card(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     study, _ = get_study_for_user(request.user, slug)
     turn, group = get_card_for_annotator(request.user, study, turn_id)
     types = _taxonomy_types(study)
-    locked = _left_round_1(turn)
+    card_status = _card_status(turn)
     if request.method == "POST":
         form = AnnotationForm(request.POST, types=types)
         if form.is_valid():
@@ -85,11 +85,13 @@ def card(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
                 return _after_submit(request, study, turn)
             except RoundClosed as e:
                 form.add_error(None, str(e))
-                locked = True
+                card_status = _card_status(turn)  # another annotator closed round 1 meanwhile
         # htmx swaps only 2xx answers; a plain form post gets the proper 422
-        status = 200 if request.htmx else 422
-        return _render_card(request, study, turn, types, form=form, locked=locked, status=status)
-    return _render_card(request, study, turn, types, locked=locked)
+        http_status = 200 if request.htmx else 422
+        return _render_card(
+            request, study, turn, types, form=form, card_status=card_status, http=http_status
+        )
+    return _render_card(request, study, turn, types, card_status=card_status)
 
 
 @login_required
@@ -118,11 +120,11 @@ def _after_submit(request: HttpRequest, study: Study, turn: Turn) -> HttpRespons
         return redirect("card", slug=study.slug, turn_id=next_id)
     next_turn, _group = get_card_for_annotator(request.user, study, next_id)
     types = _taxonomy_types(study)
-    response = _render_card(request, study, next_turn, types, locked=_left_round_1(next_turn))
+    response = _render_card(request, study, next_turn, types, card_status=_card_status(next_turn))
     return push_url(response, reverse("card", args=[study.slug, next_id]))
 
 
-def _render_card(request, study, turn, types, *, form=None, locked=False, status=200):
+def _render_card(request, study, turn, types, *, form=None, card_status=CardStatus.OPEN, http=200):
     mine = (
         Annotation.objects.current()
         .filter(turn=turn, annotator=request.user, round=1)
@@ -155,7 +157,8 @@ def _render_card(request, study, turn, types, *, form=None, locked=False, status
         "mine": mine,
         "checked": checked,
         "no_smell": no_smell,
-        "locked": locked,
+        "locked": card_status != CardStatus.OPEN,
+        "state_status": card_status,
         "done": done,
         "total": total,
         "position": position,
@@ -163,11 +166,12 @@ def _render_card(request, study, turn, types, *, form=None, locked=False, status
         "next_id": next_id,
     }
     template = "annotation/card.html#card" if request.htmx else "annotation/card.html"
-    return render(request, template, ctx, status=status)
+    return render(request, template, ctx, status=http)
 
 
-def _left_round_1(turn: Turn) -> bool:
-    return CardState.objects.filter(turn=turn).exclude(status=CardStatus.OPEN).exists()
+def _card_status(turn: Turn) -> str:
+    status = CardState.objects.filter(turn=turn).values_list("status", flat=True).first()
+    return status or CardStatus.OPEN
 
 
 def _taxonomy_types(study: Study) -> list[Type]:
