@@ -4,7 +4,8 @@ a whole page, or as its #card partial for htmx requests (submit, next, previous)
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.db.models import Q
+from django.db.models import Q, Sum
+from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -34,7 +35,24 @@ def study(request: HttpRequest, slug: str) -> HttpResponse:
     groups = request.user.annotation_groups.filter(study=study)
     ctx = {"study": study, "role": role, "is_lead": role == Role.LEAD, "done": done}
     ctx.update(total=total, groups=groups)
+    if role == Role.LEAD:
+        ctx["progress"] = _group_progress(study)
     return render(request, "annotation/study.html", ctx)
+
+
+def _group_progress(study: Study) -> list[dict]:
+    """Cards per state for each group: two grouped queries, whatever the study's size.
+    Cards nobody has labelled have no state row yet; they count as open."""
+    counts = CardState.objects.counts_by_group(study)
+    groups = study.groups.annotate(cards=Coalesce(Sum("conversations__n_turns"), 0))
+    rows = []
+    for group in groups:
+        by_status = counts.get(group.pk, {})
+        row = {"group": group, "cards": group.cards}
+        row.update({status: by_status.get(status, 0) for status in CardStatus.values})
+        row[CardStatus.OPEN] = group.cards - sum(by_status.values()) + by_status.get("open", 0)
+        rows.append(row)
+    return rows
 
 
 @login_required

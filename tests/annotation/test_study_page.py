@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from annotation.models import Annotation
+from tests.conftest import make_conversation, make_group
+
+pytestmark = pytest.mark.django_db
+
+
+def submit(turn, user, *codes):
+    by_code = turn.conversation.study.taxonomy_version.types_by_code()
+    Annotation.submit(
+        turn=turn, group=turn.conversation.group, annotator=user, types=[by_code[c] for c in codes]
+    )
+
+
+@pytest.fixture
+def groups(study, alice, bob, charlie):
+    g1 = make_group(study, "Students A", [alice, bob])
+    g2 = make_group(study, "Students B", [charlie])
+    c1 = make_conversation(study, "c1", n_turns=3, group=g1)
+    make_conversation(study, "c2", n_turns=2, group=g2)
+    t1, t2, _ = c1.turns.all()
+    submit(t1, alice)
+    submit(t1, bob)  # agreed
+    submit(t2, alice, "code_rollback")
+    submit(t2, bob)  # disputed
+    return g1, g2
+
+
+def test_the_lead_sees_cards_per_state_for_each_group(client, study, lead, groups):
+    client.force_login(lead)
+    r = client.get(reverse("study", args=[study.slug]))
+    rows = {row["group"].name: row for row in r.context["progress"]}
+    assert {k: rows["Students A"][k] for k in ("cards", "open", "disputed", "agreed")} == {
+        "cards": 3,
+        "open": 1,
+        "disputed": 1,
+        "agreed": 1,
+    }
+    assert (rows["Students B"]["cards"], rows["Students B"]["open"]) == (2, 2)
+    assert "Progress per group" in r.content.decode()
+
+
+def test_an_annotator_sees_only_their_own_progress(client, study, alice, groups):
+    client.force_login(alice)
+    r = client.get(reverse("study", args=[study.slug]))
+    html = r.content.decode()
+    assert "Progress per group" not in html and "Students B" not in html
+    assert "2 of 3 cards labelled" in html
+
+
+def test_the_study_page_costs_the_same_queries_as_groups_fill_up(client, study, lead, groups):
+    client.force_login(lead)
+    url = reverse("study", args=[study.slug])
+    with CaptureQueriesContext(connection) as small:
+        client.get(url)
+    g1, _ = groups
+    for i in range(30):
+        make_conversation(study, f"more-{i}", n_turns=2, group=g1)
+    with CaptureQueriesContext(connection) as big:
+        client.get(url)
+    assert len(big) == len(small)
