@@ -1,0 +1,335 @@
+"""Gold-label and raw-annotation exports (DESIGN.md: `export_gold`). Plain functions: the
+command and the export job only call them.
+
+Both exports stream: cards (or annotations) are read in chunks with a fixed number of queries
+per chunk, and CSV/JSONL rows are written as they come, so a study of any size never sits in
+memory at once (Label Studio's lesson: 50k-record exports that time out). The file is written
+next to its target under a temporary name and moved into place only when complete, so a
+failed export never leaves a partial file that looks finished.
+
+File encodings (also in `export_gold --help`):
+- JSONL: one object a line; a label set is a sorted list of type codes, `[]` is "no smell",
+  `null` is "no record" (nobody labelled / no consensus yet).
+- CSV: a label set is its codes joined with "|", `-` for the empty set ("no smell"), and an
+  empty cell for null; every other null is an empty cell too.
+- Parquet: label sets are list<string> columns (null vs [] kept); integers are nullable int64.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.db.models import Prefetch
+
+from .models import Annotation, CardStatus, Consensus, Study, Turn
+
+FORMATS = ("csv", "jsonl", "parquet")
+CHUNK_SIZE = 2000
+CSV_EMPTY_SET = "-"
+CSV_SEPARATOR = "|"
+
+GOLD_COLUMNS = (
+    "study",
+    "group",
+    "conversation",
+    "turn",
+    "consensus",
+    "method",
+    "decided_by",
+    "decided_at",
+    "from_round",
+    "taxonomy_version",
+    "status",
+)
+RAW_COLUMNS = (
+    "study",
+    "group",
+    "conversation",
+    "turn",
+    "round",
+    "annotator",
+    "labels",
+    "is_current",
+    "source",
+    "created_at",
+    "note",
+    "evidence",
+    "confidence",
+    "taxonomy_version",
+)
+# columns holding a label set (list of codes or null); every other column is a scalar
+_INT_COLUMNS = {"turn", "from_round", "round", "confidence"}
+_BOOL_COLUMNS = {"is_current"}
+
+
+def _codes(objects) -> list[str]:
+    return sorted(t.code for t in objects.types.all())
+
+
+def _iso(value) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def label_columns(study: Study, round: int = 1) -> list[str]:
+    """One `labels_<username>` column per annotator of the study: the groups' annotators
+    and anyone who labelled a card in `round` (someone since removed from a group keeps
+    their column: their labels are part of the record)."""
+    User = get_user_model()
+    in_groups = User.objects.filter(annotation_groups__study=study).values_list(
+        "username", flat=True
+    )
+    labelled = (
+        Annotation.objects.filter(turn__conversation__study=study, round=round)
+        .values_list("annotator__username", flat=True)
+        .order_by()  # the model's ordering by id would make DISTINCT one row per annotation
+        .distinct()
+    )
+    return [f"labels_{name}" for name in sorted(set(in_groups) | set(labelled))]
+
+
+def _gold_turns(study: Study, round: int):
+    """The study's cards (turns of conversations assigned to a group), in conversation then
+    turn order, with everything one row needs fetched in a fixed number of queries."""
+    consensus = (
+        Consensus.objects.current()
+        .select_related("decided_by", "taxonomy_version__taxonomy")
+        .prefetch_related("types")
+    )
+    labels = (
+        Annotation.objects.current()
+        .filter(round=round)
+        .select_related("annotator")
+        .prefetch_related("types")
+    )
+    return (
+        Turn.objects.filter(conversation__study=study, conversation__group__isnull=False)
+        .select_related("conversation__group", "state")
+        # not the turns' and conversations' texts: the export never shows them
+        .only(
+            "index",
+            "conversation__external_id",
+            "conversation__group__name",
+            "state__status",
+            "state__turn_id",
+        )
+        .prefetch_related(
+            Prefetch("consensus", queryset=consensus, to_attr="current_consensus"),
+            Prefetch("annotations", queryset=labels, to_attr="round_labels"),
+        )
+        .order_by("conversation_id", "index")
+    )
+
+
+def _chunks(queryset, chunk_size: int) -> Iterator[list[Turn]]:
+    """Keyset pagination on (conversation, index): each chunk is one indexed range query,
+    however deep into the study it is (OFFSET would rescan everything before it)."""
+    last = None
+    while True:
+        page = queryset.after(last) if last is not None else queryset
+        chunk = list(page[:chunk_size])
+        if not chunk:
+            return
+        yield chunk
+        if len(chunk) < chunk_size:
+            return
+        last = chunk[-1]
+
+
+def gold_rows(study: Study, round: int = 1, chunk_size: int = CHUNK_SIZE) -> Iterator[dict]:
+    """One dict per card, in conversation then turn order: the current consensus with its
+    provenance (null when the card has none), the card's status, and each annotator's
+    labels in `round` under `labels_<username>` (null = no record, [] = "no smell")."""
+    columns = label_columns(study, round)
+    for chunk in _chunks(_gold_turns(study, round), chunk_size):
+        for turn in chunk:
+            yield _gold_row(study, turn, columns)
+
+
+def _gold_row(study: Study, turn: Turn, columns: list[str]) -> dict:
+    consensus = turn.current_consensus[0] if turn.current_consensus else None
+    try:
+        status = turn.state.status
+    except Turn.state.RelatedObjectDoesNotExist:
+        # no state row: nobody has labelled the card yet
+        status = CardStatus.OPEN
+    row = {
+        "study": study.slug,
+        "group": turn.conversation.group.name,
+        "conversation": turn.conversation.external_id,
+        "turn": turn.index,
+        "consensus": _codes(consensus) if consensus else None,
+        "method": consensus.method if consensus else None,
+        "decided_by": consensus.decided_by.username if consensus and consensus.decided_by else None,
+        "decided_at": _iso(consensus.decided_at) if consensus else None,
+        "from_round": consensus.from_round if consensus else None,
+        "taxonomy_version": str(consensus.taxonomy_version) if consensus else None,
+        "status": str(status),
+    }
+    row.update(dict.fromkeys(columns))
+    for annotation in turn.round_labels:
+        row[f"labels_{annotation.annotator.username}"] = _codes(annotation)
+    return row
+
+
+def raw_rows(
+    study: Study, round: int | None = None, chunk_size: int = CHUNK_SIZE
+) -> Iterator[dict]:
+    """Every annotation row of the study, all revisions, in the order they were recorded
+    (`round` limits it to one round)."""
+    queryset = (
+        Annotation.objects.filter(turn__conversation__study=study)
+        .select_related("annotator", "turn__conversation__group", "taxonomy_version__taxonomy")
+        .only(
+            *(f.name for f in Annotation._meta.concrete_fields),
+            "annotator__username",
+            "turn__index",
+            "turn__conversation__external_id",
+            "turn__conversation__group__name",
+            "taxonomy_version__number",
+            "taxonomy_version__taxonomy__slug",
+        )
+        .prefetch_related("types")
+        .order_by("pk")
+    )
+    if round is not None:
+        queryset = queryset.filter(round=round)
+    last_pk = 0
+    while True:
+        chunk = list(queryset.filter(pk__gt=last_pk)[:chunk_size])
+        for a in chunk:
+            group = a.turn.conversation.group
+            yield {
+                "study": study.slug,
+                "group": group.name if group else None,
+                "conversation": a.turn.conversation.external_id,
+                "turn": a.turn.index,
+                "round": a.round,
+                "annotator": a.annotator.username,
+                "labels": _codes(a),
+                "is_current": a.is_current,
+                "source": a.source,
+                "created_at": _iso(a.created_at),
+                "note": a.note,
+                "evidence": a.evidence,
+                "confidence": a.confidence,
+                "taxonomy_version": str(a.taxonomy_version),
+            }
+        if len(chunk) < chunk_size:
+            return
+        last_pk = chunk[-1].pk
+
+
+def write_gold(
+    study: Study, path: Path | str, fmt: str, round: int = 1, chunk_size: int = CHUNK_SIZE
+) -> int:
+    """Write `gold_rows` to `path` as csv, jsonl or parquet; returns the number of cards."""
+    columns = [*GOLD_COLUMNS, *label_columns(study, round)]
+    rows = gold_rows(study, round=round, chunk_size=chunk_size)
+    return _write(rows, columns, Path(path), fmt, chunk_size)
+
+
+def write_raw(
+    study: Study,
+    path: Path | str,
+    fmt: str,
+    round: int | None = None,
+    chunk_size: int = CHUNK_SIZE,
+) -> int:
+    """Write `raw_rows` to `path` as csv, jsonl or parquet; returns the number of rows."""
+    rows = raw_rows(study, round=round, chunk_size=chunk_size)
+    return _write(rows, list(RAW_COLUMNS), Path(path), fmt, chunk_size)
+
+
+def _write(rows: Iterable[dict], columns: list[str], path: Path, fmt: str, chunk_size: int) -> int:
+    if fmt not in WRITERS:
+        raise ValueError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
+    writer = WRITERS[fmt]
+    # Same directory as the target, so os.replace is an atomic rename on one filesystem.
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    os.close(fd)
+    try:
+        n = writer(rows, columns, Path(tmp_name), chunk_size)
+        os.replace(tmp_name, path)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+    return n
+
+
+def _write_jsonl(rows: Iterable[dict], columns: list[str], path: Path, chunk_size: int) -> int:
+    n = 0
+    with open(path, "w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            n += 1
+    return n
+
+
+def _is_label_column(name: str) -> bool:
+    return name in ("consensus", "labels") or name.startswith("labels_")
+
+
+def _csv_cell(name: str, value) -> str:
+    if value is None:
+        return ""
+    if _is_label_column(name):
+        return CSV_SEPARATOR.join(value) if value else CSV_EMPTY_SET
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _write_csv(rows: Iterable[dict], columns: list[str], path: Path, chunk_size: int) -> int:
+    n = 0
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(columns)
+        for row in rows:
+            writer.writerow([_csv_cell(name, row[name]) for name in columns])
+            n += 1
+    return n
+
+
+def _parquet_schema(columns: list[str]):
+    import pyarrow as pa
+
+    def field_type(name: str):
+        if _is_label_column(name):
+            return pa.list_(pa.string())
+        if name in _INT_COLUMNS:
+            return pa.int64()
+        if name in _BOOL_COLUMNS:
+            return pa.bool_()
+        return pa.string()
+
+    return pa.schema([(name, field_type(name)) for name in columns])
+
+
+def _write_parquet(rows: Iterable[dict], columns: list[str], path: Path, chunk_size: int) -> int:
+    # imported here: pyarrow is heavy and only this format needs it
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = _parquet_schema(columns)
+    n = 0
+    iterator = iter(rows)
+    with pq.ParquetWriter(path, schema) as writer:
+        # one row group per chunk keeps memory to a chunk's worth of rows
+        while batch := list(islice(iterator, chunk_size)):
+            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+            n += len(batch)
+    return n
+
+
+WRITERS: dict[str, Callable[[Iterable[dict], list[str], Path, int], int]] = {
+    "csv": _write_csv,
+    "jsonl": _write_jsonl,
+    "parquet": _write_parquet,
+}

@@ -1,0 +1,67 @@
+"""python manage.py export_gold SLUG --format csv|jsonl|parquet --output FILE [--round 1]
+[--raw]"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.exports import FORMATS, write_gold, write_raw
+from annotation.models import Study
+
+
+class Command(BaseCommand):
+    help = (
+        "Export a study's gold labels: one row per card (conversation, then turn order) with "
+        "its current consensus (sorted type codes), method (unanimous|discussion|moderator), "
+        "decided_by, decided_at (ISO 8601), from_round, taxonomy_version, status "
+        "(open|disputed|escalated|agreed) and one labels_<username> column per annotator "
+        "with their labels in --round (default 1). The consensus columns (consensus to "
+        "taxonomy_version) are all null when the card has no current consensus; decided_by "
+        "is null unless a moderator decided. A label set is null when there is no "
+        "record (no label, no consensus yet) and [] for 'no smell'. JSONL: one object a "
+        "line, lists and null as JSON. CSV: codes joined with '|', '-' for the empty set "
+        "[], an empty cell for null. Parquet: list<string> columns. --raw exports every "
+        "annotation row instead (all revisions, with is_current). The file appears only "
+        "once complete: a failed export leaves no partial file."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("slug", help="the study's slug")
+        parser.add_argument("--format", required=True, choices=FORMATS, dest="fmt")
+        parser.add_argument("--output", required=True, help="the file to write")
+        parser.add_argument(
+            "--round",
+            type=int,
+            default=None,
+            help="the round whose labels fill the labels_<username> columns (default 1); "
+            "with --raw, export only this round (default: all rounds)",
+        )
+        parser.add_argument(
+            "--raw",
+            action="store_true",
+            help="every annotation row (all rounds and revisions) instead of one row per card",
+        )
+
+    def handle(
+        self, *args, slug: str, fmt: str, output: str, round: int | None, raw: bool, **options
+    ) -> None:
+        study = Study.objects.filter(slug=slug).first()
+        if study is None:
+            raise CommandError(f"unknown study {slug!r}")
+        if round is not None and round < 1:
+            raise CommandError(f"--round: must be a positive integer, got {round}")
+        path = Path(output)
+        if not path.parent.is_dir():
+            raise CommandError(f"{output}: directory {str(path.parent)!r} does not exist")
+        try:
+            if raw:
+                n = write_raw(study, path, fmt, round=round)
+                what = "annotation rows"
+            else:
+                n = write_gold(study, path, fmt, round=round or 1)
+                what = "cards"
+        except OSError as e:
+            raise CommandError(f"{output}: cannot write: {e.strerror or e}") from e
+        self.stdout.write(f"{n} {what} written to {output}")
