@@ -256,6 +256,7 @@ def _write(rows: Iterable[dict], columns: list[str], path: Path, fmt: str, chunk
     os.close(fd)
     try:
         n = writer(rows, columns, Path(tmp_name), chunk_size)
+        os.chmod(tmp_name, 0o644)  # mkstemp makes it owner-only; an export is to be shared
         os.replace(tmp_name, path)
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)
