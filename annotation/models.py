@@ -357,6 +357,19 @@ class CardStateQuerySet(models.QuerySet):
             out.setdefault(group_id, {})[status] = n
         return out
 
+    def with_labelled_by(self, user):
+        """Annotate `labelled`: whether `user` has a current label in the round under way,
+        so an annotator's "to discuss" queue splits into their turn and waiting for others."""
+        mine = Annotation.objects.filter(
+            turn_id=OuterRef("turn_id"), annotator=user, round=OuterRef("round"), is_current=True
+        )
+        return self.annotate(labelled=Exists(mine))
+
+    def involving_type(self, code: str):
+        """Cards on which any annotation, in any round, current or revised away, used `code`."""
+        used = Annotation.objects.filter(turn_id=OuterRef("turn_id"), types__code=code)
+        return self.filter(Exists(used))
+
 
 class CardState(models.Model):
     """Where a card stands in its group. Kept up to date on every submit and decision, so

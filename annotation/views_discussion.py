@@ -1,9 +1,496 @@
-"""Discussion rounds and moderation (being built)."""
+"""Discussion rounds and moderation: the annotators' "to discuss" queue, the discussion page
+of a disputed card (labels per round side by side, the thread, revise or confirm), the
+moderator's queue and decision, and a card's timeline.
+
+Access is decided here, never in a template: the group's annotators see a card's discussion
+only once round 1 is over for it (`state.revealed`), so nothing of round 1 leaks before every
+annotator has submitted; the group's moderator and the study's leads see it always."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from itertools import chain
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from taxonomy.models import Type
+
+from .access import get_study_for_user
+from .forms import AnnotationForm
+from .models import (
+    AlreadyDecided,
+    Annotation,
+    CardState,
+    CardStatus,
+    Comment,
+    Consensus,
+    Group,
+    Role,
+    RoundClosed,
+    Source,
+    Study,
+    Turn,
+)
+
+PAGE_SIZE = 50
+PAGE = "annotation/discussion/page.html"
 
 
+@dataclass
+class DiscussionCard:
+    """A card as one user may see it on the discussion pages, with what they may do."""
+
+    turn: Turn
+    group: Group
+    state: CardState | None  # None: nobody has labelled it yet
+    is_annotator: bool
+    is_moderator: bool  # the group's moderator, or a lead
+    role: str
+
+    @property
+    def status(self) -> str:
+        return self.state.status if self.state else CardStatus.OPEN
+
+    @property
+    def round(self) -> int:
+        return self.state.round if self.state else 1
+
+    @property
+    def can_revise(self) -> bool:
+        return self.is_annotator and self.status == CardStatus.DISPUTED
+
+    @property
+    def can_decide(self) -> bool:
+        return self.is_moderator and self.status in (CardStatus.DISPUTED, CardStatus.ESCALATED)
+
+    @property
+    def can_comment(self) -> bool:
+        return self.status in (CardStatus.DISPUTED, CardStatus.ESCALATED)
+
+
+def _get_card_for_discussion(user, study: Study, role: str, turn_id: int) -> DiscussionCard:
+    """404 unless the user moderates the card's group, leads the study, or annotates in the
+    group and round 1 is over for the card."""
+    turn = get_object_or_404(
+        Turn.objects.select_related("conversation__group"), pk=turn_id, conversation__study=study
+    )
+    group = turn.conversation.group
+    if group is None:
+        raise Http404("No such card")
+    group.study = study
+    state = CardState.objects.filter(turn=turn).first()
+    if state is not None:
+        state.turn, state.group = turn, group
+    is_moderator = role == Role.LEAD or group.moderator_id == user.pk
+    is_annotator = group.annotators.filter(pk=user.pk).exists()
+    if not is_moderator and not (is_annotator and state is not None and state.revealed):
+        raise Http404("No such card")
+    return DiscussionCard(turn, group, state, is_annotator, is_moderator, role)
+
+
+def _reload(user, study: Study, card: DiscussionCard) -> DiscussionCard:
+    """The card again after a change (its state moved on), with the same access check."""
+    return _get_card_for_discussion(user, study, card.role, card.turn.pk)
+
+
+def _get_moderated_groups(user, study: Study, role: str) -> list[Group]:
+    """The groups whose queue the user works: all of them for a lead; 404 for no group."""
+    groups = Group.objects.filter(study=study).order_by("name")
+    if role != Role.LEAD:
+        groups = groups.filter(moderator=user)
+    groups = list(groups)
+    if not groups:
+        raise Http404("No groups to moderate")
+    return groups
+
+
+class DecisionForm(AnnotationForm):
+    """The moderator's consensus: the same choice of types as a card (types or "no smell"),
+    and a rationale, required, because a decision without a reason cannot be reviewed."""
+
+    rationale = forms.CharField(widget=forms.Textarea, strip=True)
+
+
+# --- queues ---------------------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def discuss_queue(request: HttpRequest, slug: str) -> HttpResponse:
+    """My disputed cards: those waiting for my labels in the round under way, and the rest."""
+    study, _ = get_study_for_user(request.user, slug)
+    groups = request.user.annotation_groups.filter(study=study)
+    states = (
+        CardState.objects.filter(group__in=groups, status=CardStatus.DISPUTED)
+        .with_labelled_by(request.user)
+        .select_related("turn__conversation", "group")
+        .defer("turn__reply_text", "turn__reply_parts", "turn__metadata")
+        .order_by("turn__conversation_id", "turn__index")
+    )
+    mine = Paginator(states.filter(labelled=False), PAGE_SIZE).get_page(request.GET.get("page"))
+    waiting = Paginator(states.filter(labelled=True), PAGE_SIZE).get_page(request.GET.get("wpage"))
+    ctx = {"study": study, "mine": mine, "waiting": waiting}
+    return render(request, "annotation/discussion/discuss_queue.html", ctx)
+
+
+class QueueFilter(forms.Form):
+    status = forms.ChoiceField(
+        required=False,
+        choices=[
+            ("all", "escalated and disputed"),
+            ("escalated", "escalated"),
+            ("disputed", "disputed"),
+        ],
+    )
+    group = forms.TypedChoiceField(required=False, coerce=int, empty_value=None)
+    type = forms.ChoiceField(required=False)
+
+    def __init__(self, *args, groups: list[Group], types: list[Type], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["group"].choices = [("", "all my groups")] + [(g.pk, g.name) for g in groups]
+        self.fields["type"].choices = [("", "any type")] + [(t.code, t.name) for t in types]
+
+
+@login_required
+@require_GET
+def moderate_queue(request: HttpRequest, slug: str) -> HttpResponse:
+    """The escalated and disputed cards of the groups I moderate (a lead: every group), with
+    filters and per-status counts. Constant queries: one page of states, their current labels
+    and types prefetched, whatever the size of the study."""
+    study, role = get_study_for_user(request.user, slug)
+    groups = _get_moderated_groups(request.user, study, role)
+    types = _taxonomy_types(study)
+    filters = QueueFilter(request.GET or None, groups=groups, types=types)
+    if filters.is_bound and not filters.is_valid():
+        ctx = {"study": study, "filters": filters, "page": None, "counts": [], "totals": {}}
+        return render(request, "annotation/discussion/moderate_queue.html", ctx, status=400)
+    f = filters.cleaned_data if filters.is_bound else {}
+    status = f.get("status") or ""
+    statuses = [status] if status in ("escalated", "disputed") else ["escalated", "disputed"]
+    group_ids = [f["group"]] if f.get("group") else [g.pk for g in groups]
+    states = CardState.objects.filter(group_id__in=group_ids, status__in=statuses)
+    if f.get("type"):
+        states = states.involving_type(f["type"])
+    current = (
+        Annotation.objects.current()
+        .select_related("annotator")
+        .prefetch_related("types")
+        .order_by("round", "annotator__username")
+    )
+    states = (
+        states.select_related("turn__conversation", "group")
+        .defer("turn__reply_text", "turn__reply_parts", "turn__metadata")
+        .prefetch_related(Prefetch("turn__annotations", queryset=current, to_attr="current"))
+        .order_by("-status", "updated_at", "pk")  # escalated first, the longest waiting first
+    )
+    page = Paginator(states, PAGE_SIZE).get_page(request.GET.get("page"))
+    for state in page:
+        state.latest = [a for a in state.turn.current if a.round == state.round]
+    by_group = CardState.objects.counts_by_group(study)
+    counts = [(g, by_group.get(g.pk, {})) for g in groups]
+    totals = {s: sum(c.get(s, 0) for _, c in counts) for s in ("escalated", "disputed")}
+    query = request.GET.copy()
+    query.pop("page", None)
+    ctx = {"study": study, "filters": filters, "page": page, "counts": counts, "totals": totals}
+    ctx["query"] = query.urlencode()
+    return render(request, "annotation/discussion/moderate_queue.html", ctx)
+
+
+# --- the discussion page ----------------------------------------------------------------------
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
 def discussion(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
-    raise Http404("not built yet")
+    """The card with every round's labels side by side and the thread; the group's annotators
+    revise or confirm their labels here (POST) while the card is disputed."""
+    study, role = get_study_for_user(request.user, slug)
+    card = _get_card_for_discussion(request.user, study, role, turn_id)
+    if request.method == "GET":
+        return _render_discussion(request, study, card)
+    if not card.is_annotator:
+        raise PermissionDenied("Only the group's annotators label this card.")
+    form = AnnotationForm(request.POST, types=_taxonomy_types(study))
+    if not form.is_valid():
+        return _render_discussion(request, study, card, form=form, http=422)
+    d = form.cleaned_data
+    try:
+        Annotation.submit(
+            turn=card.turn,
+            group=card.group,
+            annotator=request.user,
+            # the round the form was shown for: a stale form never lands in a later round
+            round=_posted_round(request, card),
+            types=d["chosen_types"],
+            note=d["note"],
+            evidence=d["evidence"],
+            confidence=d["confidence"],
+            source=Source.BROWSER,
+        )
+    except RoundClosed as e:
+        card = _reload(request.user, study, card)
+        return _render_discussion(request, study, card, form=form, error=str(e), http=409)
+    if not request.htmx:
+        return redirect("discussion", slug=study.slug, turn_id=card.turn.pk)
+    return _render_discussion(request, study, _reload(request.user, study, card), saved=True)
+
+
+@login_required
+@require_GET
+def discussion_context(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
+    """The earlier turns, for everyone who may open the discussion (the card's own context
+    partial is for annotators only)."""
+    study, role = get_study_for_user(request.user, slug)
+    card = _get_card_for_discussion(request.user, study, role, turn_id)
+    earlier = Turn.objects.filter(
+        conversation_id=card.turn.conversation_id, index__lt=card.turn.index
+    )
+    ctx = {"study": study, "turn": card.turn, "earlier": earlier}
+    return render(request, "annotation/card.html#context", ctx)
+
+
+@login_required
+@require_POST
+def comment(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
+    """Add to the thread; an htmx post gets the thread back, newest at the bottom."""
+    study, role = get_study_for_user(request.user, slug)
+    card = _get_card_for_discussion(request.user, study, role, turn_id)
+    text = request.POST.get("text", "").strip()
+    error, http = "", 200
+    if not card.can_comment:
+        error, http = f"The discussion is closed: this card is {card.status}.", 409
+    elif not text:
+        error, http = "Write a comment before sending it.", 422
+    else:
+        last = Comment.objects.filter(turn=card.turn, author=request.user).last()
+        # a double-submitted form posts the same text twice: keep one
+        if last is None or (last.text, last.round) != (text, card.round):
+            Comment.objects.create(turn=card.turn, author=request.user, round=card.round, text=text)
+    if request.htmx:
+        ctx = {"study": study, "card": card, "comments": _comments(card.turn)}
+        ctx.update(comment_error=error, comment_text=text if error else "")
+        return render(request, "annotation/discussion/_thread.html", ctx, status=http)
+    if not error:
+        return redirect(reverse("discussion", args=[study.slug, card.turn.pk]) + "#thread")
+    return _render_discussion(
+        request, study, card, comment_error=error, comment_text=text, http=http, page=True
+    )
+
+
+@login_required
+@require_POST
+def decide(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
+    """The moderator's consensus on a disputed or escalated card, with a rationale. A second
+    decision (double submit, two moderators) changes nothing and says who decided: 409."""
+    study, role = get_study_for_user(request.user, slug)
+    card = _get_card_for_discussion(request.user, study, role, turn_id)
+    if not card.is_moderator:
+        raise PermissionDenied("Only the group's moderator or a lead decides a card.")
+    form = DecisionForm(request.POST, types=_taxonomy_types(study))
+    existing = Consensus.objects.current().filter(turn=card.turn).first()
+    if existing is not None:
+        return _decision_refused(request, study, card, form, str(AlreadyDecided(existing)))
+    if card.status == CardStatus.OPEN:
+        message = "Round 1 is still open for this card: its annotators label it blind first."
+        return _decision_refused(request, study, card, form, message)
+    if not form.is_valid():
+        return _render_discussion(request, study, card, decision_form=form, http=422)
+    d = form.cleaned_data
+    try:
+        CardState.decide(card.turn, card.group, request.user, d["chosen_types"], d["rationale"])
+    except AlreadyDecided as e:
+        return _decision_refused(request, study, card, form, str(e))
+    if not request.htmx:
+        return redirect("discussion", slug=study.slug, turn_id=card.turn.pk)
+    return _render_discussion(request, study, _reload(request.user, study, card))
+
+
+def _decision_refused(request, study, card, form, message: str) -> HttpResponse:
+    card = _reload(request.user, study, card)
+    return _render_discussion(
+        request, study, card, decision_form=form, decision_error=message, http=409
+    )
+
+
+# --- the timeline -----------------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def card_timeline(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
+    """Every label revision, comment, consensus (current or not) and proposal of the card,
+    in time order. A fixed number of queries however long the history."""
+    study, role = get_study_for_user(request.user, slug)
+    card = _get_card_for_discussion(request.user, study, role, turn_id)
+    turn = card.turn
+    annotations = (
+        Annotation.objects.filter(turn=turn).select_related("annotator").prefetch_related("types")
+    )
+    consensus = (
+        Consensus.objects.filter(turn=turn)
+        .select_related("decided_by", "taxonomy_version__taxonomy")
+        .prefetch_related("types")
+    )
+    events = chain(
+        (("annotation", a.created_at, a) for a in annotations),
+        (
+            ("comment", c.created_at, c)
+            for c in Comment.objects.filter(turn=turn).select_related("author")
+        ),
+        (("consensus", c.decided_at, c) for c in consensus),
+        _proposal_events(_proposals(turn)),
+    )
+    order = {"annotation": 0, "comment": 1, "consensus": 2, "proposal": 3, "proposal_decision": 4}
+    events = sorted(events, key=lambda e: (e[1], order[e[0]], e[2].pk))
+    ctx = {"study": study, "card": card, "turn": turn, "events": events}
+    return render(request, "annotation/discussion/timeline.html", ctx)
+
+
+def _proposals(turn: Turn) -> list:
+    """Category proposals made on the card (taxonomy.Proposal, when that app provides it)."""
+    from taxonomy import models as taxonomy_models
+
+    Proposal = getattr(taxonomy_models, "Proposal", None)
+    if Proposal is None:
+        return []
+    return list(Proposal.objects.filter(turn=turn).select_related("proposer", "decided_by"))
+
+
+def _proposal_events(proposals: list):
+    for p in proposals:
+        yield ("proposal", p.created_at, p)
+        if p.decided_at is not None:
+            yield ("proposal_decision", p.decided_at, p)
+
+
+# --- rendering --------------------------------------------------------------------------------
+
+
+def _render_discussion(
+    request: HttpRequest,
+    study: Study,
+    card: DiscussionCard,
+    *,
+    form: AnnotationForm | None = None,
+    error: str = "",
+    saved: bool = False,
+    decision_form: DecisionForm | None = None,
+    decision_error: str = "",
+    comment_error: str = "",
+    comment_text: str = "",
+    http: int = 200,
+    page: bool = False,
+) -> HttpResponse:
+    types = _taxonomy_types(study)
+    annotations = list(
+        Annotation.objects.filter(turn=card.turn)
+        .select_related("annotator")
+        .prefetch_related("types")
+        .order_by("round", "id")
+    )
+    annotators = list(card.group.annotators.order_by("username"))
+    consensus = (
+        Consensus.objects.current()
+        .filter(turn=card.turn)
+        .select_related("decided_by", "taxonomy_version__taxonomy")
+        .prefetch_related("types")
+        .first()
+    )
+    mine = _latest_of(annotations, request.user, card.round) if card.is_annotator else None
+    if form is not None:
+        checked, no_smell = set(form.data.getlist("types")), bool(form.data.get("no_smell"))
+    else:
+        checked = mine.codes if mine else set()
+        no_smell = mine is not None and not checked
+    if decision_form is not None:
+        decision_checked = set(decision_form.data.getlist("types"))
+        decision_no_smell = bool(decision_form.data.get("no_smell"))
+    else:
+        decision_checked, decision_no_smell = set(), False
+    ctx = {
+        "study": study,
+        "card": card,
+        "turn": card.turn,
+        "conversation": card.turn.conversation,
+        "types": types,
+        "rounds": _rounds(annotations, annotators, card),
+        "comments": _comments(card.turn),
+        "consensus": consensus,
+        "form": form,
+        "mine": mine,
+        "mine_is_this_round": mine is not None and mine.round == card.round,
+        "checked": checked,
+        "no_smell": no_smell,
+        "error": error,
+        "saved": saved,
+        "decision_form": decision_form,
+        "decision_checked": decision_checked,
+        "decision_no_smell": decision_no_smell,
+        "decision_error": decision_error,
+        "comment_error": comment_error,
+        "comment_text": comment_text,
+    }
+    partial = request.htmx and not page
+    template = f"{PAGE}#discussion" if partial else PAGE
+    return render(request, template, ctx, status=http)
+
+
+def _rounds(annotations: list[Annotation], annotators: list, card: DiscussionCard) -> list[dict]:
+    """[{round, columns: [{annotator, current, revisions, changed}]}]: one column per
+    annotator of the group (and anyone who labelled the card and has left it since)."""
+    people = {u.pk: u for u in annotators}
+    for a in annotations:
+        people.setdefault(a.annotator_id, a.annotator)
+    numbers = sorted({a.round for a in annotations} | {card.round})
+    rounds = []
+    previous: dict[int, Annotation] = {}
+    for number in numbers:
+        columns = []
+        current_of: dict[int, Annotation] = {}
+        for user in people.values():
+            rows = [a for a in annotations if a.round == number and a.annotator_id == user.pk]
+            current = next((a for a in rows if a.is_current), None)
+            before = previous.get(user.pk)
+            changed = None
+            if current is not None and before is not None:
+                changed = current.codes != before.codes
+            columns.append(
+                {"annotator": user, "current": current, "revisions": len(rows), "changed": changed}
+            )
+            if current is not None:
+                current_of[user.pk] = current
+        rounds.append({"number": number, "columns": columns})
+        previous = current_of
+    return rounds
+
+
+def _latest_of(annotations: list[Annotation], user, round: int) -> Annotation | None:
+    """My labels to prefill the form with: this round's if I have them, else my latest."""
+    mine = [a for a in annotations if a.annotator_id == user.pk and a.is_current]
+    mine = [a for a in mine if a.round <= round]
+    return max(mine, key=lambda a: a.round, default=None)
+
+
+def _comments(turn: Turn):
+    return Comment.objects.filter(turn=turn).select_related("author")
+
+
+def _posted_round(request: HttpRequest, card: DiscussionCard) -> int:
+    try:
+        return int(request.POST.get("round", card.round))
+    except ValueError:
+        return card.round
+
+
+def _taxonomy_types(study: Study) -> list[Type]:
+    return list(
+        Type.objects.filter(axis__version=study.taxonomy_version).select_related("axis", "category")
+    )
