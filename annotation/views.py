@@ -35,6 +35,13 @@ def study(request: HttpRequest, slug: str) -> HttpResponse:
     groups = request.user.annotation_groups.filter(study=study)
     ctx = {"study": study, "role": role, "is_lead": role == Role.LEAD, "done": done}
     ctx.update(total=total, groups=groups)
+    ctx["to_discuss"] = (
+        CardState.objects.filter(group__in=groups, status=CardStatus.DISPUTED)
+        .with_labelled_by(request.user)
+        .filter(labelled=False)
+        .count()
+    )
+    ctx["moderates"] = role == Role.LEAD or study.groups.filter(moderator=request.user).exists()
     if role == Role.LEAD:
         ctx["progress"] = _group_progress(study)
     return render(request, "annotation/study.html", ctx)

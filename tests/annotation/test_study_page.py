@@ -65,3 +65,18 @@ def test_the_study_page_costs_the_same_queries_as_groups_fill_up(client, study, 
     with CaptureQueriesContext(connection) as big:
         client.get(url)
     assert len(big) == len(small)
+
+
+def test_the_study_page_points_annotators_to_their_discussions(client, study, alice, groups):
+    client.force_login(alice)
+    r = client.get(reverse("study", args=[study.slug]))
+    assert r.context["to_discuss"] == 1
+    assert "To discuss (1 waiting for you)" in r.content.decode()
+    assert not r.context["moderates"]
+
+
+def test_moderators_and_leads_get_the_moderation_queue(client, study, lead, groups):
+    client.force_login(lead)
+    r = client.get(reverse("study", args=[study.slug]))
+    assert r.context["moderates"]
+    assert reverse("moderate_queue", args=[study.slug]) in r.content.decode()
