@@ -141,7 +141,7 @@ def test_the_card_has_a_separate_collapsed_propose_form(client, study, alice, tu
     html = client.get(reverse("card", args=[study.slug, turns[0].pk])).content.decode()
     labels_form = html.index('<form class="types"')
     propose_form = html.index(f'action="{propose_url(study, turns[0])}"')
-    # the labels form is closed before the proposal form opens, and comes first (card.js
+    # the labels form is closed before the proposal form opens, and comes first (labels.js
     # submits the card's first form on Enter)
     assert labels_form < html.index("</form>", labels_form) < propose_form
     assert "<details>\n    <summary>None fits? Propose a new type</summary>" in html
