@@ -47,7 +47,8 @@ Definitions the contract leaves open, decided here
 
 Extras beyond the table
 -----------------------
-- `pairs[..].cohen_kappa_ci`, `groups[..].cohen_kappa_ci`: bootstrap 95% percentile
+- `pairs[..].cohen_kappa_ci`, `groups[..].cohen_kappa_ci`, `group_mean.cohen_kappa_ci`:
+  bootstrap 95% percentile
   intervals (numpy's default linear percentile) over `n_boot` resamples of cards with
   replacement, from `numpy.random.default_rng(seed)`, fresh for every interval so a group of
   one pair gets exactly its pair's interval. The group interval resamples the cards of the
@@ -716,7 +717,8 @@ def _pairs_section(
         return out
 
     groups = {name: with_ci(means(members), members) for name, members in by_group.items()}
-    return {"pairs": out_pairs, "group_mean": means(pairs), "groups": groups}
+    # the overall mean gets its interval the same way, resampling all pairable cards
+    return {"pairs": out_pairs, "group_mean": with_ci(means(pairs), pairs), "groups": groups}
 
 
 _MEAN_KEYS = ("cohen_kappa", "percent_agreement", "per_label_kappa_macro", "per_label_kappa_micro")

@@ -28,9 +28,16 @@ def test_it_is_reproducible_with_a_seed():
 def test_it_brackets_the_kappa():
     records = make_records(1, GROUPS, n_cards=80)
     report = agreement_report(records, CODES, n_boot=500)
-    for stats in [*report["pairs"].values(), *report["groups"].values()]:
+    overall = report["group_mean"]
+    for stats in [*report["pairs"].values(), *report["groups"].values(), overall]:
         lo, hi = stats["cohen_kappa_ci"]
         assert -1 <= lo < stats["cohen_kappa"] < hi <= 1
+
+
+def test_the_overall_mean_of_one_pair_gets_the_pair_interval():
+    records = make_records(3, {"g1": ["alice", "bob"]}, n_cards=50)
+    report = agreement_report(records, CODES, n_boot=200)
+    assert report["group_mean"]["cohen_kappa_ci"] == report["pairs"]["alice|bob"]["cohen_kappa_ci"]
 
 
 def test_it_gives_a_group_of_one_pair_its_pair_interval():
