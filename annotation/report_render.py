@@ -94,7 +94,6 @@ class KappaRow:
     per_label_kappa_micro: Value
 
 
-_NO_OVERALL_CI = "not computed: the report gives intervals per pair and per group"
 
 
 def kappa_rows(report: Mapping, extras: Mapping) -> list[KappaRow]:
@@ -110,7 +109,7 @@ def kappa_rows(report: Mapping, extras: Mapping) -> list[KappaRow]:
 
 def _kappa_row(name: str, n_pairs: int, section: Mapping) -> KappaRow:
     ci = section.get("cohen_kappa_ci")
-    ci_reason = section.get("cohen_kappa_ci_reason") or ("" if ci else _NO_OVERALL_CI)
+    ci_reason = section.get("cohen_kappa_ci_reason", "")
     return KappaRow(
         name=name,
         n_pairs=n_pairs,
