@@ -13,7 +13,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.decorators import api_view
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -21,7 +21,17 @@ from rest_framework.response import Response
 from taxonomy.models import TaxonomyVersion
 
 from .access import get_card_for_annotator, get_study_for_lead, get_study_for_user
-from .models import Annotation, Membership, Role, RoundClosed, Source, Study, Turn
+from .models import (
+    Annotation,
+    JobKind,
+    JobStatus,
+    Membership,
+    Role,
+    RoundClosed,
+    Source,
+    Study,
+    Turn,
+)
 from .serializers import (
     AnnotationInputSerializer,
     AnnotationOutputSerializer,
@@ -204,3 +214,40 @@ def annotations(request: Request, slug: str) -> Response:
         .order_by("id")
     )
     return _paginate(request, rows, AnnotationOutputSerializer)
+
+
+@extend_schema(
+    operation_id="studies_agreement_retrieve",
+    parameters=[
+        OpenApiParameter("round", OpenApiTypes.INT, description="Only jobs computed for this round")
+    ],
+    responses={
+        200: OpenApiResponse(
+            response=OpenApiTypes.OBJECT,
+            description="The result of the latest finished agreement job: study, round, "
+            "taxonomy_version, computed_at, data_stamp and per axis the report of "
+            "AGREEMENT.md ('report') and the report page's tables ('extras')",
+        ),
+        404: OpenApiResponse(
+            description="No such study, you are not one of its leads, or no agreement job "
+            "has finished yet"
+        ),
+    },
+)
+@api_view(["GET"])
+def agreement(request: Request, slug: str) -> Response:
+    """Leads only: the latest finished agreement job's result (AGREEMENT.md)."""
+    study = get_study_for_lead(request.user, slug)
+    jobs = study.jobs.filter(kind=JobKind.AGREEMENT, status=JobStatus.DONE)
+    round = request.query_params.get("round")
+    if round:
+        if not round.isdigit():
+            raise ValidationError({"round": [f"must be a positive integer, got {round!r}"]})
+        jobs = jobs.filter(params__round=int(round))
+    job = jobs.order_by("-finished_at", "-id").only("result").first()
+    if job is None:
+        raise NotFound(
+            "No agreement job has finished for this study yet: start one on the study page "
+            "or run `python manage.py agreement SLUG`."
+        )
+    return Response(job.result)

@@ -15,4 +15,5 @@ urlpatterns = [
         name="api-annotate",
     ),
     path("studies/<slug:slug>/annotations/", api.annotations, name="api-annotations"),
+    path("studies/<slug:slug>/agreement/", api.agreement, name="api-agreement"),
 ]

@@ -227,12 +227,18 @@ def raw_rows(
 
 
 def write_gold(
-    study: Study, path: Path | str, fmt: str, round: int = 1, chunk_size: int = CHUNK_SIZE
+    study: Study,
+    path: Path | str,
+    fmt: str,
+    round: int = 1,
+    chunk_size: int = CHUNK_SIZE,
+    progress: Callable[[int], None] | None = None,
 ) -> int:
-    """Write `gold_rows` to `path` as csv, jsonl or parquet; returns the number of cards."""
+    """Write `gold_rows` to `path` as csv, jsonl or parquet; returns the number of cards.
+    `progress(n)` is called after each row is handed to the writer (the export job's bar)."""
     columns = [*GOLD_COLUMNS, *label_columns(study, round)]
     rows = gold_rows(study, round=round, chunk_size=chunk_size)
-    return _write(rows, columns, Path(path), fmt, chunk_size)
+    return _write(_counted(rows, progress), columns, Path(path), fmt, chunk_size)
 
 
 def write_raw(
@@ -241,10 +247,23 @@ def write_raw(
     fmt: str,
     round: int | None = None,
     chunk_size: int = CHUNK_SIZE,
+    progress: Callable[[int], None] | None = None,
 ) -> int:
     """Write `raw_rows` to `path` as csv, jsonl or parquet; returns the number of rows."""
     rows = raw_rows(study, round=round, chunk_size=chunk_size)
-    return _write(rows, list(RAW_COLUMNS), Path(path), fmt, chunk_size)
+    return _write(_counted(rows, progress), list(RAW_COLUMNS), Path(path), fmt, chunk_size)
+
+
+def _counted(rows: Iterable[dict], progress: Callable[[int], None] | None) -> Iterable[dict]:
+    if progress is None:
+        return rows
+
+    def counting() -> Iterator[dict]:
+        for n, row in enumerate(rows, 1):
+            yield row
+            progress(n)
+
+    return counting()
 
 
 def _write(rows: Iterable[dict], columns: list[str], path: Path, fmt: str, chunk_size: int) -> int:

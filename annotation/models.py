@@ -4,6 +4,8 @@ words; one word per idea."""
 from __future__ import annotations
 
 import random
+from datetime import timedelta
+from pathlib import Path
 
 from django.conf import settings
 from django.db import IntegrityError, models, transaction
@@ -568,6 +570,38 @@ class JobStatus(models.TextChoices):
     FAILED = "failed"
 
 
+LOST_JOB_ERROR = (
+    "The worker running this job stopped (killed or crashed) before it finished; "
+    "start the job again."
+)
+
+
+class JobQuerySet(models.QuerySet):
+    def lost(self, older_than: float | None = None):
+        """Running jobs whose worker has not given a sign of life for `older_than` seconds
+        (default settings.JOB_LOST_SECONDS): a running worker beats every few seconds."""
+        seconds = settings.JOB_LOST_SECONDS if older_than is None else older_than
+        cutoff = timezone.now() - timedelta(seconds=seconds)
+        return self.filter(status=JobStatus.RUNNING).filter(
+            Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
+        )
+
+    def reap_lost(self, older_than: float | None = None) -> int:
+        """Mark lost jobs failed and remove what they left half-written, so a job never stays
+        "running" forever (a SIGKILLed worker, or a filesystem broker that does not redeliver
+        the message). One query when nothing is lost; returns how many jobs were reaped."""
+        reaped = 0
+        for job in self.lost(older_than).only("pk", "kind", "study_id", "params", "started_at"):
+            # conditional UPDATE: two pages reaping at once fail (and clean up) a job once
+            claimed = Job.objects.filter(pk=job.pk, status=JobStatus.RUNNING).update(
+                status=JobStatus.FAILED, error=LOST_JOB_ERROR, finished_at=timezone.now()
+            )
+            if claimed:
+                job.discard_partial_output()
+                reaped += 1
+        return reaped
+
+
 class Job(models.Model):
     """A background task with status, progress, a result file and an error message."""
 
@@ -588,6 +622,10 @@ class Job(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # the worker's last sign of life while running (JobQuerySet.reap_lost)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+
+    objects = JobQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -615,11 +653,39 @@ class Job(models.Model):
 
     def start(self, total: int = 0) -> None:
         self.status, self.started_at, self.total = JobStatus.RUNNING, timezone.now(), total
-        self.save(update_fields=["status", "started_at", "total"])
+        self.heartbeat_at = self.started_at
+        self.save(update_fields=["status", "started_at", "total", "heartbeat_at"])
 
-    def set_progress(self, progress: int, message: str = "") -> None:
-        self.progress = progress
-        Job.objects.filter(pk=self.pk).update(progress=progress, message=message)
+    def set_progress(self, progress: int, message: str = "", total: int | None = None) -> None:
+        self.progress, self.heartbeat_at = progress, timezone.now()
+        fields = {"progress": progress, "message": message, "heartbeat_at": self.heartbeat_at}
+        if total is not None:
+            self.total = fields["total"] = total
+        Job.objects.filter(pk=self.pk).update(**fields)
+
+    def beat(self) -> None:
+        """A sign of life from the worker, between progress updates."""
+        self.heartbeat_at = timezone.now()
+        Job.objects.filter(pk=self.pk, status=JobStatus.RUNNING).update(
+            heartbeat_at=self.heartbeat_at
+        )
+
+    @property
+    def export_dir(self) -> Path:
+        """Where an export job writes its file (relative paths in result_file start here)."""
+        return Path(settings.MEDIA_ROOT) / "exports" / str(self.pk)
+
+    def discard_partial_output(self) -> None:
+        """Remove what a job stopped midway left behind: an export's temporary *.part file,
+        the conversations an import had committed batch by batch."""
+        if self.kind == JobKind.EXPORT and self.export_dir.is_dir():
+            for path in self.export_dir.iterdir():
+                if path.name.endswith(".part"):
+                    path.unlink(missing_ok=True)
+        elif self.kind == JobKind.IMPORT:
+            from .tasks import remove_partial_import
+
+            remove_partial_import(self)
 
     def finish(self, result: dict | None = None, result_file: str = "") -> None:
         self.status, self.finished_at = JobStatus.DONE, timezone.now()

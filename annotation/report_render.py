@@ -94,8 +94,6 @@ class KappaRow:
     per_label_kappa_micro: Value
 
 
-
-
 def kappa_rows(report: Mapping, extras: Mapping) -> list[KappaRow]:
     """One row per group, then "All pairs" (the report's group_mean)."""
     by_group = extras.get("pairs_by_group", {})

@@ -1,14 +1,28 @@
 """Celery tasks: thin. They load a Job by id and call the domain code, which is imported
-inside the task so a worker starts without loading every importer up front."""
+inside the task so a worker starts without loading every importer up front.
+
+Every task refuses a job that already ended (acks_late redelivers a message whose worker
+died; the job may have been reaped as lost, or finished, meanwhile), and keeps the job's
+heartbeat fresh while it runs, so `Job.objects.reap_lost` can tell a killed worker's job
+from a slow one.
+
+Tests only: CARDSORT_TEST_EXPORT_DELAY (seconds, float) makes `run_export` sleep that long
+after each row, so an integration test can kill the worker in the middle of an export."""
 
 from __future__ import annotations
 
 import logging
+import os
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from celery import shared_task
+from celery.signals import worker_ready
 from django.conf import settings
+from django.db import connection
 
 logger = logging.getLogger(__name__)
 
@@ -17,8 +31,85 @@ logger = logging.getLogger(__name__)
 PROGRESS_EVERY_SECONDS = 0.5
 
 
-@shared_task
-def run_import(job_id: int) -> None:
+def _heartbeat_seconds() -> float:
+    # several beats fit in the lost threshold, so one slow UPDATE never gets a job reaped
+    return max(1.0, min(15.0, settings.JOB_LOST_SECONDS / 4))
+
+
+@contextmanager
+def _heartbeat(job, request) -> Iterator[None]:
+    """Beat from a thread while the task runs: one step of a job (the agreement statistics
+    of an axis) can take longer than the lost threshold without any progress to report.
+    A killed worker takes the thread with it, which is the point. Not in eager mode or a
+    direct call: there is no worker to lose, and a second SQLite writer would only wait."""
+    if request.called_directly or request.is_eager:
+        yield
+        return
+    stop = threading.Event()
+
+    def beat() -> None:
+        try:
+            while not stop.wait(_heartbeat_seconds()):
+                try:
+                    job.beat()
+                except Exception:
+                    logger.exception("job %s: heartbeat failed", job.pk)
+        finally:
+            connection.close()  # this thread's own connection
+
+    thread = threading.Thread(target=beat, name=f"job-{job.pk}-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+class _Throttled:
+    """progress(done, total, message) written at most every PROGRESS_EVERY_SECONDS, and
+    always at the end."""
+
+    def __init__(self, job) -> None:
+        self.job, self.last = job, 0.0
+
+    def __call__(self, done: int, total: int, message: str = "") -> None:
+        now = time.monotonic()
+        if done < total and now - self.last < PROGRESS_EVERY_SECONDS:
+            return
+        self.last = now
+        self.job.set_progress(done, message, total=total)
+
+
+@worker_ready.connect
+def reap_lost_jobs_on_startup(**kwargs) -> None:
+    """A worker starting up may be the replacement of one that was killed: fail the jobs
+    left running with no heartbeat, so their pages stop saying "running"."""
+    from .models import Job
+
+    try:
+        reaped = Job.objects.reap_lost()
+    except Exception:
+        # e.g. migrations not applied yet: the worker must still start
+        logger.exception("could not reap lost jobs at worker startup")
+        return
+    if reaped:
+        logger.warning("marked %s lost job(s) failed at worker startup", reaped)
+
+
+def _load_job(job_id: int, what: str):
+    """The job, or None for a job that already ended (a redelivered message)."""
+    from .models import Job
+
+    job = Job.objects.select_related("study__taxonomy_version__taxonomy").get(pk=job_id)
+    if job.is_finished:
+        logger.warning("%s job %s is already %s; not running it again", what, job.pk, job.status)
+        return None
+    return job
+
+
+@shared_task(bind=True)
+def run_import(self, job_id: int) -> None:
     from .importers import import_files
     from .models import Job, JobStatus
 
@@ -33,7 +124,7 @@ def run_import(job_id: int) -> None:
     paths = [media / f["path"] for f in job.params["files"]]
     names = {str(media / f["path"]): f["name"] for f in job.params["files"]}
     if job.status == JobStatus.RUNNING:
-        removed = _remove_partial_import(job, list(names.values()))
+        removed = remove_partial_import(job)
         logger.warning(
             "import job %s was left running by a lost worker; removed the %s conversations "
             "it had written and running it again",
@@ -49,13 +140,13 @@ def run_import(job_id: int) -> None:
         if done < total and now - last_write < PROGRESS_EVERY_SECONDS:
             return
         last_write = now
-        Job.objects.filter(pk=job.pk).update(progress=done, total=total)
-        job.progress, job.total = done, total
+        job.set_progress(done, total=total)
 
     try:
-        report = import_files(
-            job.study, paths, fmt=job.params["format"], progress=progress, display_names=names
-        )
+        with _heartbeat(job, self.request):
+            report = import_files(
+                job.study, paths, fmt=job.params["format"], progress=progress, display_names=names
+            )
     except Exception as exc:
         logger.exception("import job %s failed", job.pk)
         job.fail(f"{type(exc).__name__}: {exc}")
@@ -66,20 +157,102 @@ def run_import(job_id: int) -> None:
         job.finish(report.as_dict())
 
 
-def _remove_partial_import(job, names: list[str]) -> int:
+def remove_partial_import(job) -> int:
     """The importer commits batch by batch, so a killed worker leaves the first batches in
     the database; WildChat ids repeat, so a re-run cannot tell them apart and would import
     them twice. Remove what this job wrote (its files, since it started), unless a lead has
-    already assigned it."""
+    already assigned it. Called before a re-run and when a lost job is reaped."""
     from .models import Conversation
 
     if job.started_at is None:
         return 0
+    names = [f["name"] for f in job.params.get("files", [])]
     written = Conversation.objects.filter(
-        study=job.study,
+        study_id=job.study_id,
         source_file__in=names,
         created_at__gte=job.started_at,
         group__isnull=True,
     )
     deleted, per_model = written.delete()
     return per_model.get("annotation.Conversation", 0)
+
+
+@shared_task(bind=True)
+def run_agreement(self, job_id: int) -> None:
+    """params: round, seed, n_boot -> job.result = compute_study_report(...)."""
+    from .agreement_data import compute_study_report
+
+    job = _load_job(job_id, "agreement")
+    if job is None:
+        return
+    params = job.params
+    job.start(total=1)
+    try:
+        with _heartbeat(job, self.request):
+            result = compute_study_report(
+                job.study,
+                round=int(params.get("round", 1)),
+                n_boot=int(params.get("n_boot", 1000)),
+                seed=int(params.get("seed", 0)),
+                progress=_Throttled(job),
+            )
+    except Exception as exc:
+        logger.exception("agreement job %s failed", job.pk)
+        job.fail(f"{type(exc).__name__}: {exc}")
+        return
+    job.finish(result=result)
+
+
+def export_filename(study_slug: str, raw: bool, fmt: str) -> str:
+    return f"{study_slug}-{'raw' if raw else 'gold'}.{fmt}"
+
+
+@shared_task(bind=True)
+def run_export(self, job_id: int) -> None:
+    """params: format (csv|jsonl|parquet), raw (bool), round -> the file
+    MEDIA_ROOT/exports/<job id>/<study>-gold.<format> (or -raw), its path relative to
+    MEDIA_ROOT in job.result_file. exports.py writes a temporary *.part file and renames it
+    when complete, so a killed worker never leaves a file that looks finished."""
+    from .exports import write_gold, write_raw
+    from .models import Annotation, Turn
+
+    job = _load_job(job_id, "export")
+    if job is None:
+        return
+    study, params = job.study, job.params
+    fmt, raw = params.get("format", "csv"), bool(params.get("raw", False))
+    round = params.get("round")
+    folder = job.export_dir
+    folder.mkdir(parents=True, exist_ok=True)
+    job.discard_partial_output()  # a lost earlier run's temporary file
+    if raw:
+        rows = Annotation.objects.filter(turn__conversation__study=study)
+        if round is not None:
+            rows = rows.filter(round=round)
+    else:
+        rows = Turn.objects.filter(conversation__study=study, conversation__group__isnull=False)
+    total = rows.count()
+    job.start(total=total)
+    path = folder / export_filename(study.slug, raw, fmt)
+    throttled = _Throttled(job)
+    delay = float(os.environ.get("CARDSORT_TEST_EXPORT_DELAY", 0) or 0)
+
+    def progress(n: int) -> None:
+        throttled(n, total, "rows written")
+        if delay:
+            time.sleep(delay)
+
+    try:
+        with _heartbeat(job, self.request):
+            if raw:
+                n = write_raw(study, path, fmt, round=round, progress=progress)
+            else:
+                n = write_gold(study, path, fmt, round=round or 1, progress=progress)
+    except Exception as exc:
+        logger.exception("export job %s failed", job.pk)
+        job.fail(f"{type(exc).__name__}: {exc}")
+        return
+    job.total = n
+    relative = path.relative_to(Path(settings.MEDIA_ROOT))
+    result = {"rows": n, "format": fmt, "raw": raw, "round": round, "file": path.name}
+    job.finish(result=result, result_file=str(relative))

@@ -17,6 +17,7 @@ from taxonomy.models import Type
 from .access import get_card_for_annotator, get_study_for_user
 from .forms import AnnotationForm
 from .models import Annotation, CardState, CardStatus, Role, RoundClosed, Source, Study, Turn
+from .views_jobs import jobs_panel_context
 
 
 @login_required
@@ -44,6 +45,7 @@ def study(request: HttpRequest, slug: str) -> HttpResponse:
     ctx["moderates"] = role == Role.LEAD or study.groups.filter(moderator=request.user).exists()
     if role == Role.LEAD:
         ctx["progress"] = _group_progress(study)
+        ctx.update(jobs_panel_context(study))
     return render(request, "annotation/study.html", ctx)
 
 

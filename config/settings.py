@@ -149,6 +149,9 @@ CELERY_TASK_IGNORE_RESULT = True
 
 # A job nobody picked up after this many seconds is shown as waiting for a worker.
 JOB_WAITING_WARNING_SECONDS = env_int("JOB_WAITING_WARNING_SECONDS", 10)
+# A running job whose worker gave no sign of life for this long is marked failed (its worker
+# was killed or crashed); workers beat every few seconds while they run a job.
+JOB_LOST_SECONDS = env_int("JOB_LOST_SECONDS", 120)
 
 LOGGING = {
     "version": 1,

@@ -1,0 +1,166 @@
+"""Agreement and export jobs on a real Celery worker process (the filesystem broker on the
+embedded default, Redis when CELERY_BROKER_URL says so), and what happens when the worker
+is SIGKILLed in the middle of an export: no file that looks finished, the job reaped as
+failed, its temporary file removed, and a fresh worker exports again.
+
+The export is slowed down with CARDSORT_TEST_EXPORT_DELAY (seconds per row, read by
+run_export only) so the kill lands mid-export whatever the machine's speed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from annotation.models import LOST_JOB_ERROR, Annotation, Job, JobKind, JobStatus
+from annotation.tasks import run_agreement, run_export
+from tests.conftest import make_conversation, make_group, make_study, make_user
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ROOT = Path(__file__).resolve().parents[2]
+N_CONVERSATIONS, N_TURNS = 40, 5  # 200 cards
+
+
+def _database_url() -> str:
+    s = connection.settings_dict
+    if s["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{s['NAME']}"
+    host, port = s["HOST"] or "127.0.0.1", s["PORT"] or 5432
+    return f"postgres://{s['USER'] or 'postgres'}@{host}:{port}/{s['NAME']}"
+
+
+@pytest.fixture
+def media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.MEDIA_ROOT.mkdir()
+    return settings.MEDIA_ROOT
+
+
+@pytest.fixture
+def start_worker(tmp_path, media):
+    """start_worker(**env) -> a worker process; every one started is stopped at the end."""
+    assert not connection.settings_dict["NAME"].startswith("file:memorydb"), "needs a file DB"
+    procs = []
+
+    def start(**extra_env: str) -> subprocess.Popen:
+        env = dict(os.environ)
+        env.pop("CARDSORT_TEST_EXPORT_DELAY", None)
+        env.update(
+            DATABASE_URL=_database_url(),
+            CELERY_BROKER_URL=settings.CELERY_BROKER_URL,
+            CARDSORT_DATA_DIR=str(settings.DATA_DIR),
+            MEDIA_ROOT=str(media),
+            **extra_env,
+        )
+        log = open(tmp_path / f"worker-{len(procs)}.log", "w")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "-l", "INFO"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        proc.log_path = log.name
+        procs.append((proc, log))
+        return proc
+
+    yield start
+    for proc, log in procs:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        log.close()
+
+
+@pytest.fixture
+def labelled_study():
+    study = make_study("live")
+    alice, bob = make_user("alice"), make_user("bob")
+    group = make_group(study, "g", [alice, bob])
+    by_code = study.taxonomy_version.types_by_code()
+    smells = [by_code["ambiguous_instruction"], by_code["code_rollback"]]
+    for i in range(N_CONVERSATIONS):
+        for turn in make_conversation(study, f"c{i}", n_turns=N_TURNS, group=group).turns.all():
+            Annotation.submit(turn=turn, group=group, annotator=alice, types=smells[: i % 3])
+            Annotation.submit(turn=turn, group=group, annotator=bob, types=smells[: i % 2])
+    return study
+
+
+def wait_for(job: Job, condition, seconds: float, log: str) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        job.refresh_from_db()
+        if condition(job):
+            return
+        time.sleep(0.2)
+    text = Path(log).read_text()[-3000:]
+    raise AssertionError(f"job {job.pk} still {job.status} at {job.progress}/{job.total}\n{text}")
+
+
+def test_a_real_worker_runs_an_agreement_job(start_worker, labelled_study):
+    # left running by a worker that died long ago: the new worker reaps it when it starts
+    lost = Job.objects.create(study=labelled_study, kind=JobKind.EXPORT, params={})
+    lost.start()
+    long_ago = timezone.now() - timedelta(seconds=settings.JOB_LOST_SECONDS + 60)
+    Job.objects.filter(pk=lost.pk).update(heartbeat_at=long_ago)
+    worker = start_worker()
+    job = Job.objects.create(
+        study=labelled_study, kind=JobKind.AGREEMENT, params={"round": 1, "n_boot": 100}
+    )
+    run_agreement.delay(job.pk)
+    wait_for(job, lambda j: j.is_finished, 90, worker.log_path)
+    assert job.status == JobStatus.DONE, job.error
+    report = job.result["axes"]["smell"]["report"]
+    assert (report["n_cards"], report["n_annotations"]) == (200, 400)
+    assert report["pairs"]["alice|bob"]["cohen_kappa_ci"] is not None
+    assert job.result["data_stamp"]["annotations_current"] == 400
+    lost.refresh_from_db()
+    assert (lost.status, lost.error) == (JobStatus.FAILED, LOST_JOB_ERROR)
+
+
+def test_a_killed_export_leaves_no_file_and_is_reaped_then_a_new_worker_exports(
+    start_worker, labelled_study, media
+):
+    slow = start_worker(CARDSORT_TEST_EXPORT_DELAY="0.05")  # 200 rows: ~10 s
+    job = Job.objects.create(
+        study=labelled_study, kind=JobKind.EXPORT, params={"format": "csv", "raw": False}
+    )
+    run_export.delay(job.pk)
+    wait_for(job, lambda j: j.progress > 0, 90, slow.log_path)
+    assert job.status == JobStatus.RUNNING and job.progress < job.total == 200
+    slow.kill()  # SIGKILL: no cleanup runs in the worker
+    slow.wait(timeout=10)
+
+    target = job.export_dir / "live-gold.csv"
+    assert not target.exists()
+    job.refresh_from_db()
+    assert job.status == JobStatus.RUNNING  # nobody knows yet
+    assert Job.objects.reap_lost(older_than=0) == 1
+    job.refresh_from_db()
+    assert (job.status, job.error) == (JobStatus.FAILED, LOST_JOB_ERROR)
+    assert not list(job.export_dir.iterdir()), "the temporary *.part file is gone"
+
+    fresh = start_worker()
+    again = Job.objects.create(
+        study=labelled_study, kind=JobKind.EXPORT, params={"format": "parquet", "raw": False}
+    )
+    run_export.delay(again.pk)
+    wait_for(again, lambda j: j.is_finished, 90, fresh.log_path)
+    assert again.status == JobStatus.DONE, again.error
+    frame = pd.read_parquet(media / again.result_file)
+    assert len(frame) == 200 and set(frame["labels_alice"].map(len)) == {0, 1, 2}
+    job.refresh_from_db()
+    assert job.status == JobStatus.FAILED  # the killed job was not run again

@@ -1,0 +1,167 @@
+"""load_records, data_stamp and compute_study_report straight from the database."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from annotation.agreement import agreement_report
+from annotation.agreement_data import compute_study_report, data_stamp, load_records
+from annotation.models import CardState, Comment
+from tests.conftest import make_conversation, make_group, make_study
+
+from .conftest import AMBIGUOUS, INCOMPLETE, ROLLBACK, submit
+
+pytestmark = pytest.mark.django_db
+
+SMELLS = [
+    "ambiguous_instruction",
+    "incomplete_instruction",
+    "must_do_omission",
+    "must_not_violation",
+    "signature_mismatch",
+    "cross_turn_inconsistency",
+    "partial_functionality_breakdown",
+    "code_rollback",
+    "repetitive_response",
+]
+
+
+def as_set(records) -> set[tuple]:
+    return {
+        (r.card, r.annotator, r.group, r.labels)
+        for r in records[["card", "annotator", "group", "labels"]].itertuples()
+    }
+
+
+def test_it_loads_the_current_round_1_labels_of_both_groups(study, labelled):
+    t1, t2, t3, t4 = (t.pk for t in labelled["t"])
+    u1, u2 = (u.pk for u in labelled["u"])
+    data = load_records(study)
+    assert list(data) == ["smell"]
+    records, codes, consensus = data["smell"]
+    assert codes == SMELLS
+    f = frozenset
+    assert as_set(records) == {
+        (t1, "alice", "g1", f({AMBIGUOUS, ROLLBACK})),
+        (t1, "bob", "g1", f({AMBIGUOUS, ROLLBACK})),
+        (t2, "alice", "g1", f({AMBIGUOUS})),
+        (t2, "bob", "g1", f({INCOMPLETE})),
+        (t3, "alice", "g1", f()),  # "no smell" is a record, not missing
+        (t3, "bob", "g1", f()),
+        (t4, "alice", "g1", f({ROLLBACK})),  # bob's record on t4 is missing: no row
+        (u1, "charlie", "g2", f()),
+        (u1, "dave", "g2", f({INCOMPLETE})),
+        (u2, "charlie", "g2", f({INCOMPLETE})),
+    }
+    assert len(records) == 10
+    # consensus: unanimous on t1 and t3 in round 1, by discussion on t2 in round 2
+    assert consensus == {t1: f({AMBIGUOUS, ROLLBACK}), t2: f({INCOMPLETE}), t3: f()}
+
+
+def test_it_loads_only_the_round_asked_for(study, labelled):
+    t2 = labelled["t"][1].pk
+    u1 = labelled["u"][0].pk
+    records, _, _ = load_records(study, round=2)["smell"]
+    inc = frozenset({INCOMPLETE})
+    assert as_set(records) == {
+        (t2, "alice", "g1", inc),
+        (t2, "bob", "g1", inc),
+        (u1, "charlie", "g2", inc),
+    }
+
+
+def test_it_takes_a_revised_label_not_the_one_it_replaced(study, labelled, alice):
+    t4 = labelled["t"][3]
+    submit(t4, alice, AMBIGUOUS, INCOMPLETE)  # t4 is still open: bob has not labelled it
+    records, _, _ = load_records(study)["smell"]
+    mine = records[(records.card == t4.pk) & (records.annotator == "alice")]
+    assert list(mine.labels) == [frozenset({AMBIGUOUS, INCOMPLETE})]
+
+
+def test_it_leaves_out_other_studies(study, labelled, alice, bob):
+    other = make_study("other")
+    g = make_group(other, "g", [alice, bob])
+    c = make_conversation(other, "x", n_turns=1, group=g)
+    submit(c.turns.get(), alice, ROLLBACK)
+    records, _, _ = load_records(study)["smell"]
+    assert len(records) == 10
+    assert as_set(load_records(other)["smell"][0]) == {
+        (c.turns.get().pk, "alice", "g", frozenset({ROLLBACK}))
+    }
+
+
+def test_it_gives_every_axis_its_own_label_sets(alice, bob):
+    study = make_study("multi", taxonomy="agent-misalignment")
+    g = make_group(study, "g", [alice, bob])
+    turn = make_conversation(study, "c", n_turns=1, group=g).turns.get()
+    submit(turn, alice, "scope_overreach", "developer_pushback")
+    submit(turn, bob, "scope_overreach")
+    data = load_records(study)
+    assert set(data) == {"symptom", "cause", "outcome", "resolution"}
+    labels = {
+        axis: dict(zip(r.annotator, r.labels, strict=True)) for axis, (r, _, _) in data.items()
+    }
+    assert labels["symptom"] == {"alice": {"scope_overreach"}, "bob": {"scope_overreach"}}
+    # no type of an axis = the empty set on that axis, not a missing record
+    assert labels["resolution"] == {"alice": {"developer_pushback"}, "bob": frozenset()}
+    assert labels["cause"] == {"alice": frozenset(), "bob": frozenset()}
+    assert "developer_pushback" in data["resolution"][1]
+
+
+def test_it_costs_the_same_queries_for_a_bigger_study(study, labelled, alice, bob):
+    with CaptureQueriesContext(connection) as small:
+        load_records(study)
+    g1 = labelled["groups"][0]
+    for i in range(5):
+        for turn in make_conversation(study, f"more-{i}", n_turns=3, group=g1).turns.all():
+            submit(turn, alice, ROLLBACK)
+            submit(turn, bob, AMBIGUOUS)
+    with CaptureQueriesContext(connection) as big:
+        records, _, _ = load_records(study)["smell"]
+    assert len(records) == 10 + 30
+    assert len(big) == len(small)
+
+
+def test_the_report_is_the_agreement_report_of_the_loaded_records(study, labelled):
+    result = compute_study_report(study, n_boot=50, seed=3)
+    records, codes, consensus = load_records(study)["smell"]
+    expected = agreement_report(records, codes, consensus, n_boot=50, seed=3)
+    assert result["axes"]["smell"]["report"] == expected
+    assert (result["study"], result["round"], result["seed"]) == ("s1", 1, 3)
+    assert result["taxonomy_version"] == str(study.taxonomy_version)
+    assert result["data_stamp"] == data_stamp(study)
+    assert isinstance(result["axes"]["smell"]["extras"], dict)
+    report = expected
+    assert (report["n_cards"], report["n_annotators"], report["n_annotations"]) == (6, 4, 10)
+    assert set(report["pairs"]) == {"alice|bob", "charlie|dave"}
+    assert report["pairs"]["alice|bob"]["n_common_cards"] == 3
+    assert report["prevalence"][INCOMPLETE] == pytest.approx(1 / 3)
+
+
+def test_the_stamp_changes_with_labels_and_consensus_and_nothing_else(study, labelled, alice):
+    t = labelled["t"]
+    before = data_stamp(study)
+    Comment.objects.create(turn=t[1], author=alice, round=2, text="why?")
+    make_conversation(study, "new", n_turns=2, group=labelled["groups"][0])
+    assert data_stamp(study) == before
+
+    submit(t[3], alice, AMBIGUOUS)  # a revision of alice's open round-1 label
+    after_revision = data_stamp(study)
+    assert after_revision != before
+
+    submit(t[3], alice, AMBIGUOUS)  # identical: no new revision, nothing changes
+    assert data_stamp(study) == after_revision
+
+    CardState.objects.get(turn=t[0]).reopen()  # the consensus is no longer current
+    reopened = data_stamp(study)
+    assert reopened != after_revision
+    assert reopened["consensus_current"] == after_revision["consensus_current"] - 1
+
+
+def test_a_study_nobody_labelled_yet_gives_nulls_with_reasons(study):
+    report = compute_study_report(study, n_boot=10)["axes"]["smell"]["report"]
+    assert (report["n_cards"], report["pairs"]) == (0, {})
+    assert report["krippendorff_alpha_nominal"] is None
+    assert report["krippendorff_alpha_nominal_reason"].startswith("undefined")

@@ -1,0 +1,95 @@
+"""`python manage.py agreement SLUG [--round] [--json] [--seed] [--bootstrap]`."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotation.agreement_data import compute_study_report
+
+pytestmark = pytest.mark.django_db
+
+# every key of AGREEMENT.md's table, per axis
+AGREEMENT_KEYS = {
+    "n_cards",
+    "n_annotators",
+    "n_annotations",
+    "n_pairable_cards",
+    "pairs",
+    "group_mean",
+    "groups",
+    "percent_agreement_all",
+    "mean_pairwise_percent_agreement",
+    "krippendorff_alpha_nominal",
+    "krippendorff_alpha_nominal_per_label",
+    "krippendorff_alpha_masi",
+    "fleiss_kappa",
+    "fleiss_kappa_per_label",
+    "fleiss_kappa_per_label_macro",
+    "fleiss_kappa_per_label_macro_n_defined",
+    "fleiss_kappa_complete_cards",
+    "n_complete_cards",
+    "prevalence",
+}
+PAIR_KEYS = {
+    "n_common_cards",
+    "percent_agreement",
+    "cohen_kappa",
+    "per_label_kappa",
+    "per_label_kappa_macro",
+    "per_label_kappa_macro_n_defined",
+    "per_label_kappa_micro",
+}
+MEAN_KEYS = {"cohen_kappa", "percent_agreement", "per_label_kappa_macro", "per_label_kappa_micro"}
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command("agreement", *args, stdout=out)
+    return out.getvalue()
+
+
+def without_time(result: dict) -> dict:
+    return {k: v for k, v in result.items() if k != "computed_at"}
+
+
+def test_it_prints_the_json_of_compute_study_report(study, labelled):
+    printed = json.loads(run("s1", "--json", "--bootstrap", "40", "--seed", "7"))
+    expected = compute_study_report(study, round=1, n_boot=40, seed=7)
+    assert without_time(printed) == json.loads(json.dumps(without_time(expected)))
+    report = printed["axes"]["smell"]["report"]
+    assert AGREEMENT_KEYS <= set(report)
+    for pair in report["pairs"].values():
+        assert PAIR_KEYS <= set(pair)
+    assert MEAN_KEYS <= set(report["group_mean"])
+    assert set(report["groups"]) == {"g1", "g2"}
+    assert report["pairs"]["alice|bob"]["cohen_kappa_ci"] is not None
+
+
+def test_it_reports_the_round_asked_for(labelled):
+    report = json.loads(run("s1", "--json", "--round", "2", "--bootstrap", "0"))
+    assert report["round"] == 2
+    assert report["axes"]["smell"]["report"]["n_annotations"] == 3
+
+
+def test_it_prints_a_readable_summary(labelled):
+    text = run("s1", "--bootstrap", "20")
+    assert "Study s1, round 1" in text
+    assert "Axis smell: 6 cards, 4 annotators, 10 records, 4 pairable cards" in text
+    assert "alice|bob: 3 common cards" in text
+    assert "Group g2: kappa" in text
+    assert "Krippendorff's alpha: nominal" in text
+    assert "incomplete_instruction" in text and "0.333" in text  # its prevalence
+
+
+def test_it_names_an_unknown_study(study):
+    with pytest.raises(CommandError, match="unknown study 'nope'.*s1"):
+        run("nope")
+
+
+def test_it_refuses_a_round_below_1(study):
+    with pytest.raises(CommandError, match="--round"):
+        run("s1", "--round", "0")

@@ -1,0 +1,106 @@
+"""A job can never stay "running" forever: reap_lost fails the jobs whose worker stopped
+giving signs of life and removes what they left half-written."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from types import SimpleNamespace
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from annotation import tasks
+from annotation.models import LOST_JOB_ERROR, Conversation, Job, JobKind, JobStatus
+from tests.conftest import make_conversation, make_study
+
+pytestmark = pytest.mark.django_db
+
+
+def running(study, kind=JobKind.EXPORT, seconds_ago=0, **fields) -> Job:
+    job = Job.objects.create(study=study, kind=kind, params={"format": "csv"}, **fields)
+    job.start()
+    then = timezone.now() - timedelta(seconds=seconds_ago)
+    Job.objects.filter(pk=job.pk).update(heartbeat_at=then, started_at=then)
+    return job
+
+
+def test_it_fails_a_lost_export_and_removes_its_temporary_file(study, media, settings):
+    settings.JOB_LOST_SECONDS = 120
+    lost = running(study, seconds_ago=300)
+    lost.export_dir.mkdir(parents=True)
+    part = lost.export_dir / ".s1-gold.csv.x1y2.part"
+    part.write_text("turn,labels\n1,")
+    fresh = running(study, seconds_ago=5)
+    queued = Job.objects.create(study=study, kind=JobKind.EXPORT)
+    queued.created_at = timezone.now() - timedelta(hours=1)
+    queued.save()
+
+    assert Job.objects.reap_lost() == 1
+    lost.refresh_from_db()
+    assert (lost.status, lost.error) == (JobStatus.FAILED, LOST_JOB_ERROR)
+    assert lost.finished_at is not None
+    assert not part.exists()
+    fresh.refresh_from_db()
+    queued.refresh_from_db()
+    assert (fresh.status, queued.status) == (JobStatus.RUNNING, JobStatus.QUEUED)
+    assert Job.objects.reap_lost() == 0
+
+
+def test_the_threshold_can_be_given(study, media):
+    job = running(study, seconds_ago=5)
+    assert Job.objects.reap_lost(older_than=60) == 0
+    assert Job.objects.reap_lost(older_than=1) == 1
+    job.refresh_from_db()
+    assert job.status == JobStatus.FAILED
+
+
+def test_a_job_that_beats_is_not_lost(study, media):
+    job = running(study, seconds_ago=300)
+    job.beat()
+    assert Job.objects.reap_lost(older_than=60) == 0
+    job.set_progress(10)
+    job.refresh_from_db()
+    assert timezone.now() - job.heartbeat_at < timedelta(seconds=5)
+
+
+def test_a_lost_import_takes_its_half_imported_conversations_with_it(study, media):
+    job = Job.objects.create(
+        study=study,
+        kind=JobKind.IMPORT,
+        params={"format": "auto", "files": [{"path": "imports/1/1-a.jsonl", "name": "a.jsonl"}]},
+    )
+    job.start()
+    written = make_conversation(study, "from-a")
+    Conversation.objects.filter(pk=written.pk).update(source_file="a.jsonl")
+    earlier = make_conversation(study, "earlier")
+    Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=10))
+    assert Job.objects.reap_lost(older_than=60) == 1
+    assert list(Conversation.objects.all()) == [earlier]
+
+
+def test_the_study_page_reaps_lost_jobs(client, study, lead, media, settings):
+    settings.JOB_LOST_SECONDS = 60
+    job = running(study, seconds_ago=600)
+    client.force_login(lead)
+    html = client.get(reverse("study", args=[study.slug])).content.decode()
+    assert "The worker running this job stopped (killed or crashed)" in html
+    job.refresh_from_db()
+    assert job.status == JobStatus.FAILED
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_running_task_beats_from_its_own_thread(monkeypatch):
+    # one step of a job (an axis's statistics) may outlast the threshold without progress
+    monkeypatch.setattr(tasks, "_heartbeat_seconds", lambda: 0.05)
+    job = Job.objects.create(study=make_study(), kind=JobKind.AGREEMENT)
+    job.start()
+    started = Job.objects.get(pk=job.pk).heartbeat_at
+    worker_request = SimpleNamespace(called_directly=False, is_eager=False)
+    with tasks._heartbeat(job, worker_request):
+        time.sleep(0.5)
+    beaten = Job.objects.get(pk=job.pk).heartbeat_at
+    assert beaten > started + timedelta(seconds=0.2)
+    time.sleep(0.2)
+    assert Job.objects.get(pk=job.pk).heartbeat_at == beaten  # the thread stopped with the task
