@@ -26,7 +26,6 @@ from itertools import islice
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.db.models import Prefetch
 
 from .models import Annotation, CardStatus, Consensus, Study, Turn
 
@@ -94,88 +93,119 @@ def label_columns(study: Study, round: int = 1) -> list[str]:
     return [f"labels_{name}" for name in sorted(set(in_groups) | set(labelled))]
 
 
-def _gold_turns(study: Study, round: int):
-    """The study's cards (turns of conversations assigned to a group), in conversation then
-    turn order, with everything one row needs fetched in a fixed number of queries."""
-    consensus = (
-        Consensus.objects.current()
-        .select_related("decided_by", "taxonomy_version__taxonomy")
-        .prefetch_related("types")
-    )
-    labels = (
-        Annotation.objects.current()
-        .filter(round=round)
-        .select_related("annotator")
-        .prefetch_related("types")
-    )
+def _gold_cards(study: Study):
+    """The study's cards (turns of conversations assigned to a group) as plain values, in
+    conversation then turn order."""
     return (
         Turn.objects.filter(conversation__study=study, conversation__group__isnull=False)
-        .select_related("conversation__group", "state")
-        # not the turns' and conversations' texts: the export never shows them
-        .only(
+        .order_by("conversation_id", "index")
+        .values_list(
+            "pk",
+            "conversation_id",
             "index",
             "conversation__external_id",
             "conversation__group__name",
             "state__status",
-            "state__turn_id",
         )
-        .prefetch_related(
-            Prefetch("consensus", queryset=consensus, to_attr="current_consensus"),
-            Prefetch("annotations", queryset=labels, to_attr="round_labels"),
-        )
-        .order_by("conversation_id", "index")
     )
 
 
-def _chunks(queryset, chunk_size: int) -> Iterator[list[Turn]]:
-    """Keyset pagination on (conversation, index): each chunk is one indexed range query,
-    however deep into the study it is (OFFSET would rescan everything before it)."""
+def _card_chunks(study: Study, chunk_size: int) -> Iterator[list[tuple]]:
+    """Keyset pagination on (conversation, index) as one row value, so each chunk is an
+    index range scan however deep into the study it is (OFFSET, or an OR of two ranges,
+    would rescan everything before it)."""
+    cards = _gold_cards(study)
     last = None
     while True:
-        page = queryset.after(last) if last is not None else queryset
+        page = cards
+        if last is not None:
+            table = Turn._meta.db_table
+            page = cards.extra(
+                where=[f'("{table}"."conversation_id", "{table}"."index") > (%s, %s)'],
+                params=list(last),
+            )
         chunk = list(page[:chunk_size])
         if not chunk:
             return
         yield chunk
         if len(chunk) < chunk_size:
             return
-        last = chunk[-1]
+        last = chunk[-1][1], chunk[-1][2]
+
+
+def _sets_by_turn(rows: Iterable[tuple]) -> dict:
+    """{(turn id, *key): sorted codes} from (turn id, *key, code) rows of a LEFT JOIN on the
+    types: a row with a null code is an empty set ("no smell"), not a missing one."""
+    sets: dict = {}
+    for *key, code in rows:
+        codes = sets.setdefault(tuple(key), [])
+        if code is not None:
+            codes.append(code)
+    for codes in sets.values():
+        codes.sort()
+    return sets
 
 
 def gold_rows(study: Study, round: int = 1, chunk_size: int = CHUNK_SIZE) -> Iterator[dict]:
     """One dict per card, in conversation then turn order: the current consensus with its
     provenance (null when the card has none), the card's status, and each annotator's
-    labels in `round` under `labels_<username>` (null = no record, [] = "no smell")."""
+    labels in `round` under `labels_<username>` (null = no record, [] = "no smell").
+    Plain values, three queries a chunk: no model instance is built per card."""
     columns = label_columns(study, round)
-    for chunk in _chunks(_gold_turns(study, round), chunk_size):
-        for turn in chunk:
-            yield _gold_row(study, turn, columns)
+    for chunk in _card_chunks(study, chunk_size):
+        ids = [card[0] for card in chunk]
+        labels = _sets_by_turn(
+            Annotation.objects.current()
+            .filter(turn_id__in=ids, round=round)
+            .values_list("turn_id", "annotator__username", "types__code")
+        )
+        by_turn: dict[int, dict] = {}
+        for (turn_id, username), codes in labels.items():
+            by_turn.setdefault(turn_id, {})[f"labels_{username}"] = codes
+        consensus = _sets_by_turn(
+            Consensus.objects.current()
+            .filter(turn_id__in=ids)
+            .values_list(
+                "turn_id",
+                "method",
+                "decided_by__username",
+                "decided_at",
+                "from_round",
+                "taxonomy_version__taxonomy__slug",
+                "taxonomy_version__number",
+                "types__code",
+            )
+        )
+        decided = {key[0]: (key, codes) for key, codes in consensus.items()}
+        for turn_id, _, index, external_id, group, status in chunk:
+            row = {
+                "study": study.slug,
+                "group": group,
+                "conversation": external_id,
+                "turn": index,
+                **_consensus_columns(decided.get(turn_id)),
+                # no state row: nobody has labelled the card yet
+                "status": status or str(CardStatus.OPEN),
+            }
+            row.update(dict.fromkeys(columns))
+            row.update(by_turn.get(turn_id, {}))
+            yield row
 
 
-def _gold_row(study: Study, turn: Turn, columns: list[str]) -> dict:
-    consensus = turn.current_consensus[0] if turn.current_consensus else None
-    try:
-        status = turn.state.status
-    except Turn.state.RelatedObjectDoesNotExist:
-        # no state row: nobody has labelled the card yet
-        status = CardStatus.OPEN
-    row = {
-        "study": study.slug,
-        "group": turn.conversation.group.name,
-        "conversation": turn.conversation.external_id,
-        "turn": turn.index,
-        "consensus": _codes(consensus) if consensus else None,
-        "method": consensus.method if consensus else None,
-        "decided_by": consensus.decided_by.username if consensus and consensus.decided_by else None,
-        "decided_at": _iso(consensus.decided_at) if consensus else None,
-        "from_round": consensus.from_round if consensus else None,
-        "taxonomy_version": str(consensus.taxonomy_version) if consensus else None,
-        "status": str(status),
+def _consensus_columns(decision: tuple | None) -> dict:
+    if decision is None:
+        return dict.fromkeys(
+            ("consensus", "method", "decided_by", "decided_at", "from_round", "taxonomy_version")
+        )
+    (_, method, decided_by, decided_at, from_round, slug, number), codes = decision
+    return {
+        "consensus": codes,
+        "method": method,
+        "decided_by": decided_by,
+        "decided_at": _iso(decided_at),
+        "from_round": from_round,
+        "taxonomy_version": f"{slug} v{number}",
     }
-    row.update(dict.fromkeys(columns))
-    for annotation in turn.round_labels:
-        row[f"labels_{annotation.annotator.username}"] = _codes(annotation)
-    return row
 
 
 def raw_rows(

@@ -245,7 +245,7 @@ def test_it_leaves_no_partial_file_when_the_export_fails(tmp_path, decided, monk
     target = tmp_path / "out" / "gold.jsonl"
     target.parent.mkdir()
     target.write_text("the previous export\n")
-    real_row, calls = exports._gold_row, []
+    real_row, calls = exports._consensus_columns, []
 
     def failing_row(*args):
         calls.append(1)
@@ -253,7 +253,7 @@ def test_it_leaves_no_partial_file_when_the_export_fails(tmp_path, decided, monk
             raise RuntimeError("database went away")
         return real_row(*args)
 
-    monkeypatch.setattr(exports, "_gold_row", failing_row)
+    monkeypatch.setattr(exports, "_consensus_columns", failing_row)
 
     with pytest.raises(RuntimeError, match="went away"):
         exports.write_gold(decided.study, target, "jsonl", chunk_size=2)
