@@ -28,7 +28,7 @@ from django.utils import timezone
 
 from taxonomy.models import Type
 
-from .agreement import agreement_report
+from .agreement import agreement_report, versus_reference
 from .models import Annotation, Consensus, Conversation, Group, Study, Turn
 from .report_extras import build_extras
 
@@ -229,7 +229,12 @@ def compute_study_report(
         steps(f"{axis}: agreement statistics")
         report = agreement_report(records, codes, consensus, n_boot=n_boot, seed=seed)
         steps(f"{axis}: tables for the report page")
-        axes[axis] = {"report": report, "extras": build_extras(records, codes, consensus)}
+        axes[axis] = {
+            "report": report,
+            "extras": build_extras(records, codes, consensus),
+            # each annotator (an LLM judge imported as one too) against the gold labels
+            "versus_consensus": versus_reference(records, consensus, codes),
+        }
     return {
         "study": study.slug,
         "round": round,

@@ -78,7 +78,7 @@ class Value:
         return fmt_share(self.value)
 
 
-def _value(section: Mapping, key: str) -> Value:
+def value_of(section: Mapping, key: str) -> Value:
     return Value(section.get(key), section.get(f"{key}_reason") or "")
 
 
@@ -111,12 +111,12 @@ def _kappa_row(name: str, n_pairs: int, section: Mapping) -> KappaRow:
     return KappaRow(
         name=name,
         n_pairs=n_pairs,
-        cohen_kappa=_value(section, "cohen_kappa"),
+        cohen_kappa=value_of(section, "cohen_kappa"),
         ci=ci,
         ci_reason=ci_reason,
-        percent_agreement=_value(section, "percent_agreement"),
-        per_label_kappa_macro=_value(section, "per_label_kappa_macro"),
-        per_label_kappa_micro=_value(section, "per_label_kappa_micro"),
+        percent_agreement=value_of(section, "percent_agreement"),
+        per_label_kappa_macro=value_of(section, "per_label_kappa_macro"),
+        per_label_kappa_micro=value_of(section, "per_label_kappa_micro"),
     )
 
 
@@ -147,8 +147,8 @@ def taxonomy_rows(extras: Mapping, entries: Sequence[TaxonomyEntry]) -> list[Tax
                 code=e.code,
                 name=e.name,
                 count=int(row.get("count", 0)),
-                share=_value(row, "share") if "share" in row else Value(None, "not counted"),
-                share_of_cards=_value(row, "share_of_cards")
+                share=value_of(row, "share") if "share" in row else Value(None, "not counted"),
+                share_of_cards=value_of(row, "share_of_cards")
                 if "share_of_cards" in row
                 else Value(None, "not counted"),
             )

@@ -29,6 +29,7 @@ from .report_render import (
     to_csv,
     to_latex,
     to_markdown,
+    value_of,
 )
 
 REPORT_ROLES = (Role.LEAD, Role.MODERATOR)
@@ -125,10 +126,6 @@ def report_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
 # -- one axis -----------------------------------------------------------------------------
 
 
-def _v(section: Mapping, key: str) -> Value:
-    return Value(section.get(key), section.get(f"{key}_reason") or "")
-
-
 def _axis_context(axis: str, name: str, data: Mapping, entries: list[TaxonomyEntry]) -> dict:
     report, extras = data["report"], data.get("extras", {})
     names = {e.code: e.name for e in entries}
@@ -137,16 +134,16 @@ def _axis_context(axis: str, name: str, data: Mapping, entries: list[TaxonomyEnt
     if fleiss_key is None and report.get("fleiss_kappa_complete_cards") is not None:
         fleiss_key = "fleiss_kappa_complete_cards"
     headline = [
-        ("Cards", _v(report, "n_cards")),
-        ("Annotators", _v(report, "n_annotators")),
-        ("Pairable cards", _v(report, "n_pairable_cards")),
-        ("Krippendorff's α (nominal)", _v(report, "krippendorff_alpha_nominal")),
-        ("Krippendorff's α (MASI)", _v(report, "krippendorff_alpha_masi")),
-        ("Percent agreement (all annotators)", _v(report, "percent_agreement_all")),
+        ("Cards", value_of(report, "n_cards")),
+        ("Annotators", value_of(report, "n_annotators")),
+        ("Pairable cards", value_of(report, "n_pairable_cards")),
+        ("Krippendorff's α (nominal)", value_of(report, "krippendorff_alpha_nominal")),
+        ("Krippendorff's α (MASI)", value_of(report, "krippendorff_alpha_masi")),
+        ("Percent agreement (all annotators)", value_of(report, "percent_agreement_all")),
     ]
     if fleiss_key:
         label = "Fleiss' κ" if fleiss_key == "fleiss_kappa" else "Fleiss' κ (complete cards)"
-        headline.append((label, _v(report, fleiss_key)))
+        headline.append((label, value_of(report, fleiss_key)))
     return {
         "code": axis,
         "name": name,
@@ -156,7 +153,39 @@ def _axis_context(axis: str, name: str, data: Mapping, entries: list[TaxonomyEnt
         "per_type_chart": mark_safe(_per_type_chart(axis, report, codes, names)),
         "cooccurrence": _cooccurrence_chart(axis, extras, codes, names),
         "taxonomy": taxonomy_rows(extras, entries),
+        "versus": _versus_rows(data.get("versus_consensus", {}), codes, names),
     }
+
+
+def _versus_rows(versus: Mapping, codes: Sequence[str], names: Mapping[str, str]) -> list[dict]:
+    """Each annotator against the consensus: accuracy, kappa, and per type P/R/F1/kappa."""
+    rows = []
+    for annotator, r in versus.items():
+        f1 = [v for v in r.get("f1", {}).values() if v is not None]
+        rows.append(
+            {
+                "annotator": annotator,
+                "n_cards": r.get("n_cards"),
+                "accuracy": value_of(r, "accuracy"),
+                "cohen_kappa": value_of(r, "cohen_kappa"),
+                "macro_f1": Value(
+                    sum(f1) / len(f1) if f1 else None,
+                    "" if f1 else "undefined: no type has a defined F1",
+                ),
+                "per_label": [
+                    {
+                        "name": names.get(code, code),
+                        **{k: _label_value(r, k, code) for k in LABEL_SCORES},
+                    }
+                    for code in codes
+                    if code in r.get("f1", {})
+                ],
+            }
+        )
+    return rows
+
+
+LABEL_SCORES = ("precision", "recall", "f1", "per_label_kappa")
 
 
 def _pair_rows(
@@ -187,12 +216,12 @@ def _pair_rows(
                 "b": b,
                 "groups": group_of.get(key, []),
                 "n_common_cards": pair.get("n_common_cards"),
-                "cohen_kappa": _v(pair, "cohen_kappa"),
+                "cohen_kappa": value_of(pair, "cohen_kappa"),
                 "ci": pair.get("cohen_kappa_ci"),
                 "ci_reason": pair.get("cohen_kappa_ci_reason", ""),
-                "percent_agreement": _v(pair, "percent_agreement"),
-                "pabak": _v(pair, "pabak"),
-                "per_label_kappa_macro": _v(pair, "per_label_kappa_macro"),
+                "percent_agreement": value_of(pair, "percent_agreement"),
+                "pabak": value_of(pair, "pabak"),
+                "per_label_kappa_macro": value_of(pair, "per_label_kappa_macro"),
                 "per_label": per_label,
                 "confusion": mark_safe(  # svg.py escapes every text
                     _confusion_chart(f"confusion-{n}", a, b, confusion, codes, names)
