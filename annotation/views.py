@@ -12,8 +12,6 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect, push_url
 
-from taxonomy.models import Type
-
 from .access import get_card_for_annotator, get_study_for_user
 from .forms import AnnotationForm
 from .models import Annotation, CardState, CardStatus, Role, RoundClosed, Source, Study, Turn
@@ -92,7 +90,7 @@ def my_cards(request: HttpRequest, slug: str) -> HttpResponse:
 def card(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     study, _ = get_study_for_user(request.user, slug)
     turn, group = get_card_for_annotator(request.user, study, turn_id)
-    types = _taxonomy_types(study)
+    types = study.taxonomy_version.type_list()
     card_status = _card_status(turn)
     if request.method == "POST":
         form = AnnotationForm(request.POST, types=types)
@@ -146,7 +144,7 @@ def _after_submit(request: HttpRequest, study: Study, turn: Turn) -> HttpRespons
     if not request.htmx:
         return redirect("card", slug=study.slug, turn_id=next_id)
     next_turn, _group = get_card_for_annotator(request.user, study, next_id)
-    types = _taxonomy_types(study)
+    types = study.taxonomy_version.type_list()
     response = _render_card(request, study, next_turn, types, card_status=_card_status(next_turn))
     return push_url(response, reverse("card", args=[study.slug, next_id]))
 
@@ -199,12 +197,6 @@ def _render_card(request, study, turn, types, *, form=None, card_status=CardStat
 def _card_status(turn: Turn) -> str:
     status = CardState.objects.filter(turn=turn).values_list("status", flat=True).first()
     return status or CardStatus.OPEN
-
-
-def _taxonomy_types(study: Study) -> list[Type]:
-    return list(
-        Type.objects.filter(axis__version=study.taxonomy_version).select_related("axis", "category")
-    )
 
 
 def _paginate(request: HttpRequest, qs, per_page: int):

@@ -167,7 +167,7 @@ def moderate_queue(request: HttpRequest, slug: str) -> HttpResponse:
     and types prefetched, whatever the size of the study."""
     study, role = get_study_for_user(request.user, slug)
     groups = _get_moderated_groups(request.user, study, role)
-    types = _taxonomy_types(study)
+    types = study.taxonomy_version.type_list()
     filters = QueueFilter(request.GET or None, groups=groups, types=types)
     if filters.is_bound and not filters.is_valid():
         ctx = {"study": study, "filters": filters, "page": None, "counts": [], "totals": {}}
@@ -218,7 +218,7 @@ def discussion(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
         return _render_discussion(request, study, card)
     if not card.is_annotator:
         raise PermissionDenied("Only the group's annotators label this card.")
-    form = AnnotationForm(request.POST, types=_taxonomy_types(study))
+    form = AnnotationForm(request.POST, types=study.taxonomy_version.type_list())
     if not form.is_valid():
         return _render_discussion(request, study, card, form=form, http=422)
     d = form.cleaned_data
@@ -294,7 +294,7 @@ def decide(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     card = _get_card_for_discussion(request.user, study, role, turn_id)
     if not card.is_moderator:
         raise PermissionDenied("Only the group's moderator or a lead decides a card.")
-    form = DecisionForm(request.POST, types=_taxonomy_types(study))
+    form = DecisionForm(request.POST, types=study.taxonomy_version.type_list())
     existing = Consensus.objects.current().filter(turn=card.turn).first()
     if existing is not None:
         return _decision_refused(request, study, card, form, str(AlreadyDecided(existing)))
@@ -389,7 +389,7 @@ def _render_discussion(
     http: int = 200,
     page: bool = False,
 ) -> HttpResponse:
-    types = _taxonomy_types(study)
+    types = study.taxonomy_version.type_list()
     annotations = list(
         Annotation.objects.filter(turn=card.turn)
         .select_related("annotator")
@@ -488,9 +488,3 @@ def _posted_round(request: HttpRequest, card: DiscussionCard) -> int:
         return int(request.POST.get("round", card.round))
     except ValueError:
         return card.round
-
-
-def _taxonomy_types(study: Study) -> list[Type]:
-    return list(
-        Type.objects.filter(axis__version=study.taxonomy_version).select_related("axis", "category")
-    )

@@ -16,8 +16,6 @@ from django.shortcuts import render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
-from taxonomy.models import Type
-
 from . import svg
 from .access import get_study_for_user
 from .models import Job, JobKind, JobStatus, Role, Study
@@ -76,10 +74,7 @@ def _taxonomy(study: Study) -> tuple[dict[str, list[TaxonomyEntry]], dict[str, s
     """({axis code: entries in the taxonomy's order}, {axis code: axis name})."""
     entries: dict[str, list[TaxonomyEntry]] = {}
     axis_names: dict[str, str] = {}
-    types = Type.objects.filter(axis__version=study.taxonomy_version).select_related(
-        "axis", "category"
-    )
-    for t in types:
+    for t in study.taxonomy_version.type_list():
         axis_names[t.axis.code] = t.axis.name
         entries.setdefault(t.axis.code, []).append(TaxonomyEntry(t.code, t.name, t.category.name))
     return entries, axis_names

@@ -122,8 +122,4 @@ def _queue_context(study: Study, only: int | None = None) -> dict:
 
 
 def _types(study: Study) -> list[Type]:
-    return list(
-        Type.objects.filter(axis__version_id=study.taxonomy_version_id).select_related(
-            "axis", "category"
-        )
-    )
+    return study.taxonomy_version.type_list()
