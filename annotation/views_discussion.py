@@ -21,7 +21,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from taxonomy.models import Type
+from taxonomy.models import Proposal, Type
 
 from .access import get_study_for_user
 from .forms import AnnotationForm
@@ -355,12 +355,7 @@ def card_timeline(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse
 
 
 def _proposals(turn: Turn) -> list:
-    """Category proposals made on the card (taxonomy.Proposal, when that app provides it)."""
-    from taxonomy import models as taxonomy_models
-
-    Proposal = getattr(taxonomy_models, "Proposal", None)
-    if Proposal is None:
-        return []
+    """Category proposals made on the card."""
     return list(Proposal.objects.filter(turn=turn).select_related("proposer", "decided_by"))
 
 

@@ -10,6 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Annotation, CardState, Comment, Consensus
+from taxonomy.models import Proposal
 from tests.discussion.conftest import label, url
 
 pytestmark = pytest.mark.django_db
@@ -51,11 +52,6 @@ def test_it_shows_every_change_in_order(client, alice, bob, moderator, disputed)
 
 
 def test_it_shows_proposals_on_the_card(client, study, alice, bob, disputed):
-    from taxonomy import models as taxonomy_models
-
-    Proposal = getattr(taxonomy_models, "Proposal", None)
-    if Proposal is None:
-        pytest.skip("taxonomy.Proposal is not built in this tree")
     Proposal.propose(
         study=study,
         turn=disputed,
