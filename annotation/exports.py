@@ -68,10 +68,6 @@ _INT_COLUMNS = {"turn", "from_round", "round", "confidence"}
 _BOOL_COLUMNS = {"is_current"}
 
 
-def _codes(objects) -> list[str]:
-    return sorted(t.code for t in objects.types.all())
-
-
 def _iso(value) -> str | None:
     return value.isoformat() if value is not None else None
 
@@ -212,48 +208,55 @@ def raw_rows(
     study: Study, round: int | None = None, chunk_size: int = CHUNK_SIZE
 ) -> Iterator[dict]:
     """Every annotation row of the study, all revisions, in the order they were recorded
-    (`round` limits it to one round)."""
-    queryset = (
-        Annotation.objects.filter(turn__conversation__study=study)
-        .select_related("annotator", "turn__conversation__group", "taxonomy_version__taxonomy")
-        .only(
-            *(f.name for f in Annotation._meta.concrete_fields),
-            "annotator__username",
-            "turn__index",
-            "turn__conversation__external_id",
-            "turn__conversation__group__name",
-            "taxonomy_version__number",
-            "taxonomy_version__taxonomy__slug",
-        )
-        .prefetch_related("types")
-        .order_by("pk")
-    )
+    (`round` limits it to one round). Plain values, two queries a chunk."""
+    annotations = Annotation.objects.filter(turn__conversation__study=study).order_by("pk")
     if round is not None:
-        queryset = queryset.filter(round=round)
+        annotations = annotations.filter(round=round)
+    fields = (
+        "pk",
+        "turn__conversation__group__name",
+        "turn__conversation__external_id",
+        "turn__index",
+        "round",
+        "annotator__username",
+        "is_current",
+        "source",
+        "created_at",
+        "note",
+        "evidence",
+        "confidence",
+        "taxonomy_version__taxonomy__slug",
+        "taxonomy_version__number",
+    )
     last_pk = 0
     while True:
-        chunk = list(queryset.filter(pk__gt=last_pk)[:chunk_size])
-        for a in chunk:
-            group = a.turn.conversation.group
+        chunk = list(annotations.filter(pk__gt=last_pk).values_list(*fields)[:chunk_size])
+        labels = _sets_by_turn(
+            Annotation.types.through.objects.filter(
+                annotation_id__in=[row[0] for row in chunk]
+            ).values_list("annotation_id", "type__code")
+        )
+        for pk, group, external_id, index, rnd, username, *rest, slug, number in chunk:
+            is_current, source, created_at, note, evidence, confidence = rest
             yield {
                 "study": study.slug,
-                "group": group.name if group else None,
-                "conversation": a.turn.conversation.external_id,
-                "turn": a.turn.index,
-                "round": a.round,
-                "annotator": a.annotator.username,
-                "labels": _codes(a),
-                "is_current": a.is_current,
-                "source": a.source,
-                "created_at": _iso(a.created_at),
-                "note": a.note,
-                "evidence": a.evidence,
-                "confidence": a.confidence,
-                "taxonomy_version": str(a.taxonomy_version),
+                "group": group,
+                "conversation": external_id,
+                "turn": index,
+                "round": rnd,
+                "annotator": username,
+                "labels": labels.get((pk,), []),
+                "is_current": is_current,
+                "source": source,
+                "created_at": _iso(created_at),
+                "note": note,
+                "evidence": evidence,
+                "confidence": confidence,
+                "taxonomy_version": f"{slug} v{number}",
             }
         if len(chunk) < chunk_size:
             return
-        last_pk = chunk[-1].pk
+        last_pk = chunk[-1][0]
 
 
 def write_gold(
