@@ -190,6 +190,15 @@ def load_records(study: Study, round: int = 1) -> dict[str, tuple[pd.DataFrame, 
     return out
 
 
+def judge_names(study: Study) -> set[str]:
+    """Usernames of the study's judges: reference annotators who label but never vote."""
+    User = get_user_model()
+    field = User.USERNAME_FIELD
+    return set(
+        User.objects.filter(judged_groups__study=study).values_list(field, flat=True).distinct()
+    )
+
+
 def data_stamp(study: Study) -> dict:
     """A cheap fingerprint of what the report depends on. Labels are append-only (a revision
     is a new row, the old one loses is_current), so the last annotation id and the number of
@@ -224,16 +233,18 @@ def compute_study_report(
     steps("loading the labels from the database")
     data = load_records(study, round)
     steps.total = 1 + 2 * len(data)
+    judges = judge_names(study)
     axes = {}
-    for axis, (records, codes, consensus) in data.items():
+    for axis, (all_records, codes, consensus) in data.items():
+        # judges (e.g. an LLM judge) never vote: not in the pairs, only against the gold
+        records = all_records[~all_records["annotator"].isin(judges)]
         steps(f"{axis}: agreement statistics")
         report = agreement_report(records, codes, consensus, n_boot=n_boot, seed=seed)
         steps(f"{axis}: tables for the report page")
         axes[axis] = {
             "report": report,
             "extras": build_extras(records, codes, consensus),
-            # each annotator (an LLM judge imported as one too) against the gold labels
-            "versus_consensus": versus_reference(records, consensus, codes),
+            "versus_consensus": versus_reference(all_records, consensus, codes),
         }
     return {
         "study": study.slug,

@@ -2,6 +2,10 @@
 `{"conversation": id, "turn": 1-based index, "annotator": username, "labels": [codes],
 "round": 1, "group": name}` plus optional note, evidence and confidence.
 
+With `judge=True` (`--judge`) the file holds a reference annotator's labels (an LLM judge, a
+pilot's rater): the annotator becomes one of the group's judges, whose round-1 labels are
+kept and compared with the consensus but never vote in the group's rounds.
+
 Errors follow FORMATS.md section 0: a bad record is reported as `file:line: reason`,
 skipped, and the rest of the file is still imported."""
 
@@ -135,8 +139,9 @@ class _Importer:
     """Holds the lookups of one import so each conversation, user and group is fetched
     once, however many records name it."""
 
-    def __init__(self, study: Study, create_members: bool) -> None:
+    def __init__(self, study: Study, create_members: bool, judge: bool = False) -> None:
         self.study = study
+        self.judge = judge
         self.version = study.taxonomy_version
         self.create_members = create_members
         self.types_by_code = self.version.types_by_code()
@@ -225,6 +230,13 @@ class _Importer:
         user = self.users[username]
         if (group.pk, user.pk) in self.group_annotators:
             return user
+        if self.judge:
+            return self._judge(user, group)
+        if group.judges.filter(pk=user.pk).exists():
+            raise RecordError(
+                f"annotator: {username!r} is a judge of group {group.name!r}, not an "
+                "annotator (import their labels with --judge)"
+            )
         if not group.annotators.filter(pk=user.pk).exists():
             if not self.create_members:
                 raise RecordError(
@@ -237,6 +249,22 @@ class _Importer:
         self.group_annotators.add((group.pk, user.pk))
         return user
 
+    def _judge(self, user, group: Group):
+        if group.annotators.filter(pk=user.pk).exists():
+            raise RecordError(
+                f"annotator: {user.username!r} annotates in group {group.name!r} and so "
+                "cannot be its judge"
+            )
+        if not group.judges.filter(pk=user.pk).exists():
+            if not self.create_members:
+                raise RecordError(
+                    f"annotator: {user.username!r} is not a judge of group {group.name!r} "
+                    "(use --create-members to add them)"
+                )
+            group.judges.add(user)
+        self.group_annotators.add((group.pk, user.pk))
+        return user
+
     def import_record(self, record: dict) -> None:
         missing = [key for key in REQUIRED_FIELDS if key not in record]
         if missing:
@@ -246,6 +274,8 @@ class _Importer:
         turn = self.turn(conversation, _positive_int(record, "turn"))
         types = resolve_labels(record["labels"], self.types_by_code, self.version)
         round = _positive_int(record, "round", default=1)
+        if self.judge and round != 1:
+            raise RecordError("round: a judge's labels are round 1 only")
         note = _optional_text(record, "note")
         evidence = _optional_text(record, "evidence")
         confidence = _confidence(record)
@@ -266,9 +296,12 @@ class _Importer:
                     Conversation.objects.filter(pk=conversation.pk).update(group=group)
                     conversation.group = group
                     self.report.assigned_conversations += 1
-                Annotation.submit(
+                # a judge's labels never move the card: recorded, not submitted
+                write = Annotation.record if self.judge else Annotation.submit
+                extra = {} if self.judge else {"group": group}
+                write(
                     turn=turn,
-                    group=group,
+                    **extra,
                     annotator=annotator,
                     types=types,
                     round=round,
@@ -284,12 +317,12 @@ class _Importer:
 
 
 def import_annotations(
-    study: Study, path: Path | str, create_members: bool = False
+    study: Study, path: Path | str, create_members: bool = False, judge: bool = False
 ) -> ImportReport:
     """Import every valid record of a JSONL file into `study`; see the module docstring.
     Raises OSError when the file cannot be opened at all."""
     path = Path(path)
-    importer = _Importer(study, create_members)
+    importer = _Importer(study, create_members, judge)
     report = importer.report
     for number, record, error in read_jsonl(path):
         if record is None:

@@ -94,6 +94,11 @@ class Group(models.Model):
         on_delete=models.SET_NULL,
         related_name="moderated_groups",
     )
+    # Reference annotators (an LLM judge, a pilot's rater): their round-1 labels are kept
+    # and compared with the consensus, but never vote in the group's rounds.
+    judges = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, related_name="judged_groups", blank=True
+    )
 
     class Meta:
         ordering = ["name"]

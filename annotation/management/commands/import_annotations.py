@@ -24,12 +24,21 @@ class Command(BaseCommand):
             "annotators to the record's group",
         )
 
-    def handle(self, *args, slug: str, file: str, create_members: bool, **options) -> None:
+        parser.add_argument(
+            "--judge",
+            action="store_true",
+            help="the file is a reference annotator's (e.g. an LLM judge's) round-1 labels: "
+            "kept and compared with the consensus on the report, never voting in the rounds",
+        )
+
+    def handle(
+        self, *args, slug: str, file: str, create_members: bool, judge: bool, **options
+    ) -> None:
         study = Study.objects.select_related("taxonomy_version").filter(slug=slug).first()
         if study is None:
             raise CommandError(f"unknown study {slug!r}")
         try:
-            report = import_annotations(study, file, create_members=create_members)
+            report = import_annotations(study, file, create_members=create_members, judge=judge)
         except OSError as e:
             raise CommandError(f"{file}: cannot read: {e.strerror or e}") from e
         for line in report.rejected:

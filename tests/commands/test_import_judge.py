@@ -1,0 +1,102 @@
+"""A reference annotator's labels (an LLM judge's): kept and compared with the consensus,
+never voting in the group's rounds."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+
+from annotation.agreement_data import compute_study_report
+from annotation.models import Annotation, CardState, CardStatus, Consensus
+from tests.conftest import make_conversation, make_group
+
+pytestmark = pytest.mark.django_db
+
+
+def write(path, records):
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    return str(path)
+
+
+def rec(annotator, turn, labels, **extra):
+    return {
+        "conversation": "c1",
+        "turn": turn,
+        "annotator": annotator,
+        "labels": labels,
+        "group": "g1",
+        **extra,
+    }
+
+
+def run(*args):
+    out, err = StringIO(), StringIO()
+    call_command("import_annotations", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def card_setup(study, alice, bob):
+    group = make_group(study, "g1", [alice, bob])
+    make_conversation(study, "c1", n_turns=3, group=group)
+    return group
+
+
+def test_a_judge_never_votes_and_is_compared_with_the_gold(tmp_path, study, card_setup):
+    judge_file = write(
+        tmp_path / "judge.jsonl",
+        [
+            rec("gpt-judge", 1, ["code_rollback"]),
+            rec("gpt-judge", 2, []),
+            rec("gpt-judge", 3, ["code_rollback"]),
+        ],
+    )
+    out, _ = run("s1", judge_file, "--judge", "--create-members")
+    assert "3 records imported" in out
+    # the judge alone moves nothing: no card left "open" because of it, none decided
+    assert not CardState.objects.exclude(status=CardStatus.OPEN).exists()
+    humans = write(
+        tmp_path / "humans.jsonl",
+        [
+            rec("alice", 1, []),
+            rec("bob", 1, []),  # agree, the judge did not
+            rec("alice", 2, []),
+            rec("bob", 2, []),
+            rec("alice", 3, ["code_rollback"]),
+            rec("bob", 3, []),
+        ],
+    )
+    run("s1", humans)
+    assert Consensus.objects.filter(method="unanimous").count() == 2
+    assert CardState.objects.filter(status=CardStatus.DISPUTED).count() == 1
+    judge = get_user_model().objects.get(username="gpt-judge")
+    assert list(card_setup.judges.all()) == [judge]
+    assert not card_setup.annotators.filter(pk=judge.pk).exists()
+    assert Annotation.objects.filter(annotator=judge).count() == 3
+
+    result = compute_study_report(study, n_boot=0)["axes"]["smell"]
+    assert list(result["report"]["pairs"]) == ["alice|bob"]
+    versus = result["versus_consensus"]["gpt-judge"]
+    # gold exists on turns 1 and 2 (both "no smell"): the judge is right on turn 2 only
+    assert (versus["n_cards"], versus["accuracy"]) == (2, 0.5)
+
+
+def test_a_judge_labels_round_1_only(tmp_path, study, card_setup):
+    path = write(tmp_path / "j.jsonl", [rec("gpt-judge", 1, [], round=2), rec("gpt-judge", 1, [])])
+    _, err = run("s1", path, "--judge", "--create-members")
+    assert f"{path}:1: round: a judge's labels are round 1 only" in err
+
+
+def test_judges_and_annotators_stay_apart(tmp_path, study, card_setup):
+    path = write(tmp_path / "a.jsonl", [rec("alice", 1, [])])
+    with pytest.raises(CommandError):
+        run("s1", path, "--judge", "--create-members")
+    run("s1", write(tmp_path / "j.jsonl", [rec("gpt-judge", 1, [])]), "--judge", "--create-members")
+    path = write(tmp_path / "h.jsonl", [rec("gpt-judge", 2, [])])
+    with pytest.raises(CommandError):
+        _, err = run("s1", path, "--create-members")
+    assert not Annotation.objects.filter(annotator__username="gpt-judge", turn__index=2).exists()
