@@ -14,7 +14,7 @@ from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from .access import get_study_for_lead
@@ -44,14 +44,6 @@ class ExportForm(forms.Form):
     raw = forms.BooleanField(required=False)
 
 
-def _report_url(study: Study) -> str | None:
-    # the report page is another part of the app; link to it once it exists
-    try:
-        return reverse("report", args=[study.slug])
-    except NoReverseMatch:
-        return None
-
-
 def _mark_stale(study: Study, job: Job) -> None:
     """job.stale on a finished agreement job: the data changed since it was computed. The
     stamp's aggregates scan the study's labels (about a second at a million cards), so the
@@ -77,7 +69,7 @@ def jobs_panel_context(study: Study) -> dict:
         "jobs": jobs,
         "job_rounds": _rounds(study),
         "export_formats": FORMATS,
-        "report_url": _report_url(study),
+        "report_url": reverse("report", args=[study.slug]),
     }
 
 
@@ -144,7 +136,7 @@ def job_detail(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
     Job.objects.reap_lost()
     study, job = _get_job_for_lead(request, slug, job_id)
     _mark_stale(study, job)
-    ctx = {"study": study, "job": job, "report_url": _report_url(study)}
+    ctx = {"study": study, "job": job, "report_url": reverse("report", args=[study.slug])}
     return render(request, f"{PANEL}#job", ctx)
 
 
