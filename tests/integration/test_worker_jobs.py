@@ -8,9 +8,6 @@ run_export only) so the kill lands mid-export whatever the machine's speed."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -18,7 +15,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from django.conf import settings
-from django.db import connection
 from django.utils import timezone
 
 from annotation.models import LOST_JOB_ERROR, Annotation, Job, JobKind, JobStatus
@@ -27,62 +23,7 @@ from tests.conftest import make_conversation, make_group, make_study, make_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-ROOT = Path(__file__).resolve().parents[2]
 N_CONVERSATIONS, N_TURNS = 40, 5  # 200 cards
-
-
-def _database_url() -> str:
-    s = connection.settings_dict
-    if s["ENGINE"].endswith("sqlite3"):
-        return f"sqlite:///{s['NAME']}"
-    host, port = s["HOST"] or "127.0.0.1", s["PORT"] or 5432
-    return f"postgres://{s['USER'] or 'postgres'}@{host}:{port}/{s['NAME']}"
-
-
-@pytest.fixture
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.MEDIA_ROOT.mkdir()
-    return settings.MEDIA_ROOT
-
-
-@pytest.fixture
-def start_worker(tmp_path, media):
-    """start_worker(**env) -> a worker process; every one started is stopped at the end."""
-    assert not connection.settings_dict["NAME"].startswith("file:memorydb"), "needs a file DB"
-    procs = []
-
-    def start(**extra_env: str) -> subprocess.Popen:
-        env = dict(os.environ)
-        env.pop("CARDSORT_TEST_EXPORT_DELAY", None)
-        env.update(
-            DATABASE_URL=_database_url(),
-            CELERY_BROKER_URL=settings.CELERY_BROKER_URL,
-            CARDSORT_DATA_DIR=str(settings.DATA_DIR),
-            MEDIA_ROOT=str(media),
-            **extra_env,
-        )
-        log = open(tmp_path / f"worker-{len(procs)}.log", "w")
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "-l", "INFO"],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        proc.log_path = log.name
-        procs.append((proc, log))
-        return proc
-
-    yield start
-    for proc, log in procs:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        log.close()
 
 
 @pytest.fixture
