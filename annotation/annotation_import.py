@@ -230,38 +230,37 @@ class _Importer:
         user = self.users[username]
         if (group.pk, user.pk) in self.group_annotators:
             return user
+        # an annotator votes in the group's rounds, a judge (--judge) never does: one user
+        # is never both in one group
         if self.judge:
-            return self._judge(user, group)
-        if group.judges.filter(pk=user.pk).exists():
-            raise RecordError(
-                f"annotator: {username!r} is a judge of group {group.name!r}, not an "
-                "annotator (import their labels with --judge)"
+            seat, role, other, other_role = (
+                group.judges,
+                "a judge",
+                group.annotators,
+                "an annotator",
             )
-        if not group.annotators.filter(pk=user.pk).exists():
+        else:
+            seat, role, other, other_role = (
+                group.annotators,
+                "an annotator",
+                group.judges,
+                "a judge",
+            )
+        if other.filter(pk=user.pk).exists():
+            raise RecordError(
+                f"annotator: {username!r} is {other_role} of group {group.name!r}, so cannot "
+                f"be {role} of it"
+            )
+        if not seat.filter(pk=user.pk).exists():
             if not self.create_members:
                 raise RecordError(
-                    f"annotator: {username!r} is not an annotator of group {group.name!r} "
+                    f"annotator: {username!r} is not {role} of group {group.name!r} "
                     "(use --create-members to add them)"
                 )
-            # get_or_create: an existing member keeps their role
-            self.study.add_member(user, Role.ANNOTATOR, group.kind)
-            group.annotators.add(user)
-        self.group_annotators.add((group.pk, user.pk))
-        return user
-
-    def _judge(self, user, group: Group):
-        if group.annotators.filter(pk=user.pk).exists():
-            raise RecordError(
-                f"annotator: {user.username!r} annotates in group {group.name!r} and so "
-                "cannot be its judge"
-            )
-        if not group.judges.filter(pk=user.pk).exists():
-            if not self.create_members:
-                raise RecordError(
-                    f"annotator: {user.username!r} is not a judge of group {group.name!r} "
-                    "(use --create-members to add them)"
-                )
-            group.judges.add(user)
+            if not self.judge:
+                # get_or_create: an existing member keeps their role
+                self.study.add_member(user, Role.ANNOTATOR, group.kind)
+            seat.add(user)
         self.group_annotators.add((group.pk, user.pk))
         return user
 

@@ -8,9 +8,10 @@ from io import StringIO
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.management import CommandError, call_command
+from django.core.management import call_command
 
 from annotation.agreement_data import compute_study_report
+from annotation.annotation_import import import_annotations
 from annotation.models import Annotation, CardState, CardStatus, Consensus
 from tests.conftest import make_conversation, make_group
 
@@ -93,10 +94,14 @@ def test_a_judge_labels_round_1_only(tmp_path, study, card_setup):
 
 def test_judges_and_annotators_stay_apart(tmp_path, study, card_setup):
     path = write(tmp_path / "a.jsonl", [rec("alice", 1, [])])
-    with pytest.raises(CommandError):
-        run("s1", path, "--judge", "--create-members")
+    report = import_annotations(study, path, create_members=True, judge=True)
+    assert report.rejected == [
+        f"{path}:1: annotator: 'alice' is an annotator of group 'g1', so cannot be a judge of it"
+    ]
     run("s1", write(tmp_path / "j.jsonl", [rec("gpt-judge", 1, [])]), "--judge", "--create-members")
     path = write(tmp_path / "h.jsonl", [rec("gpt-judge", 2, [])])
-    with pytest.raises(CommandError):
-        _, err = run("s1", path, "--create-members")
+    report = import_annotations(study, path, create_members=True)
+    assert report.rejected == [
+        f"{path}:1: annotator: 'gpt-judge' is a judge of group 'g1', so cannot be an annotator of it"
+    ]
     assert not Annotation.objects.filter(annotator__username="gpt-judge", turn__index=2).exists()
