@@ -27,13 +27,18 @@ def get_study_for_lead(user, slug: str) -> Study:
 
 
 def get_card_for_annotator(user, study: Study, turn_id: int) -> tuple[Turn, Group]:
-    """A turn the user annotates: its conversation is assigned to one of the user's groups."""
+    """A turn the user annotates: its conversation is assigned to one of the user's groups
+    (one at most of the groups sharing it: Group.check_seat)."""
     turn = get_object_or_404(
-        Turn.objects.select_related("conversation__group"),
+        Turn.objects.select_related("conversation"),
         pk=turn_id,
         conversation__study=study,
     )
-    group = turn.conversation.group
-    if group is None or not group.annotators.filter(pk=user.pk).exists():
+    group = (
+        Group.objects.filter(assignments__conversation_id=turn.conversation_id, annotators=user)
+        .order_by("name")
+        .first()
+    )
+    if group is None:
         raise Http404("No such card")
     return turn, group

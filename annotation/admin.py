@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from .models import Annotation, Conversation, Group, Job, Membership, Study, Turn
+from .models import Annotation, Assignment, Conversation, Group, Job, Membership, Study, Turn
 
 
 class MembershipInline(admin.TabularInline):
@@ -24,12 +24,17 @@ class GroupAdmin(admin.ModelAdmin):
     filter_horizontal = ["annotators"]
 
 
+class AssignmentInline(admin.TabularInline):
+    model = Assignment
+    extra = 0
+
+
 @admin.register(Conversation)
 class ConversationAdmin(admin.ModelAdmin):
-    list_display = ["external_id", "study", "source_format", "n_turns", "group"]
+    list_display = ["external_id", "study", "source_format", "n_turns"]
     list_filter = ["study", "source_format"]
     search_fields = ["external_id"]
-    raw_id_fields = ["group"]
+    inlines = [AssignmentInline]
 
 
 @admin.register(Turn)

@@ -11,7 +11,20 @@ type; a row with no type for "no smell"), one over the current consensus, both r
 chunks into integer arrays. Label sets are built per distinct bitmask (a few hundred at
 most), not per record, so a million cards cost a few numpy passes.
 
-Records: card = turn id, annotator = username, group = the name of the conversation's group.
+Records: card = turn id, annotator = username, group = the name of the group in which the
+annotator labels the card's conversation. A conversation may be assigned to several groups
+(a calibration set, an overlap share); one person labels it in one of them only
+(Group.check_seat), so every record has one group. A conversation of a single group gives
+that group to anyone's record (someone since removed from it); a record of nobody seated,
+on a shared conversation, has no group. Pairs stay inside groups; the study-wide measures
+(Krippendorff, Fleiss) span every annotator who rated the card.
+
+Consensus: each group has its own on a shared card. The report's `consensus` mapping (for
+`prevalence` and `versus_consensus`) is the study-level gold (models.study_gold_of); the
+axis's `between_groups` compares the groups' consensus labels on the cards several groups
+decided: Cohen's kappa on sets and per label for each pair of groups (the pair keys of the
+report, a group standing for an annotator).
+
 An annotation with no type of an axis is the empty set on that axis ("no smell" there).
 """
 
@@ -29,7 +42,17 @@ from django.utils import timezone
 from taxonomy.models import Type
 
 from .agreement import agreement_report, versus_reference
-from .models import Annotation, Consensus, Conversation, Group, Study, Turn
+from .models import (
+    Annotation,
+    Assignment,
+    Consensus,
+    Conversation,
+    Group,
+    Study,
+    StudyGold,
+    Turn,
+    study_gold_of,
+)
 from .report_extras import build_extras
 
 CHUNK_ROWS = 50_000
@@ -47,14 +70,18 @@ def _tables() -> dict[str, str]:
         "turn": Turn._meta.db_table,
         "conversation": Conversation._meta.db_table,
         "group": Group._meta.db_table,
+        "assignment": Assignment._meta.db_table,
+        "group_annotators": Group.annotators.through._meta.db_table,
+        "group_judges": Group.judges.through._meta.db_table,
+        "study_gold": StudyGold._meta.db_table,
+        "study_gold_types": StudyGold.types.through._meta.db_table,
     }
 
 
 def _records_sql() -> str:
-    # 0 stands for NULL (ids start at 1): a conversation without a group, an annotation
-    # without a type ("no smell")
+    # 0 stands for NULL (ids start at 1): an annotation without a type ("no smell")
     return """
-        SELECT a.id, a.turn_id, a.annotator_id, COALESCE(c.group_id, 0), COALESCE(at.type_id, 0)
+        SELECT a.id, a.turn_id, a.annotator_id, t.conversation_id, COALESCE(at.type_id, 0)
         FROM {annotation} a
         JOIN {turn} t ON t.id = a.turn_id
         JOIN {conversation} c ON c.id = t.conversation_id
@@ -63,14 +90,51 @@ def _records_sql() -> str:
     """.format(**_tables())
 
 
+def _seats_sql() -> str:
+    # (conversation, user, group): who labels which conversation in which group; one row
+    # per assignment and seat, far fewer than the annotations
+    return """
+        SELECT s.conversation_id, ga.user_id, s.group_id
+        FROM {assignment} s
+        JOIN {group} g ON g.id = s.group_id
+        JOIN {group_annotators} ga ON ga.group_id = s.group_id
+        WHERE g.study_id = %s
+        UNION ALL
+        SELECT s.conversation_id, gj.user_id, s.group_id
+        FROM {assignment} s
+        JOIN {group} g ON g.id = s.group_id
+        JOIN {group_judges} gj ON gj.group_id = s.group_id
+        WHERE g.study_id = %s
+    """.format(**_tables())
+
+
+def _assignments_sql() -> str:
+    return """
+        SELECT s.conversation_id, s.group_id
+        FROM {assignment} s
+        JOIN {group} g ON g.id = s.group_id
+        WHERE g.study_id = %s
+    """.format(**_tables())
+
+
 def _consensus_sql() -> str:
     # the consensus row carries its group, so the study is one join away (no turn scan)
     return """
-        SELECT k.id, k.turn_id, COALESCE(kt.type_id, 0)
+        SELECT k.id, k.turn_id, k.group_id, t.conversation_id, COALESCE(kt.type_id, 0)
         FROM {consensus} k
         JOIN {group} g ON g.id = k.group_id
+        JOIN {turn} t ON t.id = k.turn_id
         LEFT JOIN {consensus_types} kt ON kt.consensus_id = k.id
         WHERE g.study_id = %s AND k.is_current = %s
+    """.format(**_tables())
+
+
+def _study_gold_sql() -> str:
+    return """
+        SELECT k.id, k.turn_id, COALESCE(kt.type_id, 0)
+        FROM {study_gold} k
+        LEFT JOIN {study_gold_types} kt ON kt.studygold_id = k.id
+        WHERE k.study_id = %s AND k.is_current = %s
     """.format(**_tables())
 
 
@@ -151,32 +215,105 @@ def _names(model, ids: np.ndarray, field: str) -> np.ndarray:
     return names[inverse]
 
 
+def _collapse(ids: np.ndarray, *columns: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Rows of a LEFT JOIN on the types (one per owner and type) -> the owner index of each
+    row, and each column's value once per owner."""
+    owner, distinct = pd.factorize(ids)
+    out = []
+    for column in columns:
+        values = np.zeros(len(distinct), dtype=np.int64)
+        values[owner] = column
+        out.append(values)
+    return owner, out
+
+
+def _record_groups(study: Study, conversation: np.ndarray, annotator: np.ndarray) -> np.ndarray:
+    """The group id of each record (0: none): the group in which the annotator labels the
+    conversation; on a conversation of one group, that group for anyone."""
+    s_conv, s_user, s_group = _fetch_columns(_seats_sql(), [study.pk, study.pk], 3)
+    a_conv, a_group = _fetch_columns(_assignments_sql(), [study.pk], 2)
+    seats = (
+        pd.DataFrame({"conversation": s_conv, "annotator": s_user, "group": s_group})
+        .sort_values("group")
+        .drop_duplicates(["conversation", "annotator"])
+    )
+    records = pd.DataFrame({"conversation": conversation, "annotator": annotator})
+    group = records.merge(seats, on=["conversation", "annotator"], how="left")["group"]
+    per_conversation = pd.Series(a_group).groupby(a_conv)
+    sole = per_conversation.first()[per_conversation.size() == 1]
+    group = group.fillna(pd.Series(conversation).map(sole))
+    return group.fillna(0).to_numpy(dtype=np.int64)
+
+
+class _Consensus:
+    """The current consensus rows of a study (one per card and group) and the lead's
+    study-level gold, as owner arrays for `_Labels.masks`."""
+
+    def __init__(self, study: Study) -> None:
+        k_id, k_turn, k_group, k_conv, self.type_id = _fetch_columns(
+            _consensus_sql(), [study.pk, True], 5
+        )
+        self.owner, (self.card, self.group, conversation) = _collapse(k_id, k_turn, k_group, k_conv)
+        g_id, g_turn, self.gold_type = _fetch_columns(_study_gold_sql(), [study.pk, True], 3)
+        self.gold_owner, (self.gold_card,) = _collapse(g_id, g_turn)
+        a_conv, _ = _fetch_columns(_assignments_sql(), [study.pk], 2)
+        groups_per_conversation = pd.Series(a_conv).value_counts()
+        self.n_groups = pd.Series(conversation).map(groups_per_conversation).fillna(0).to_numpy()
+        self.group_names = _names(Group, self.group, "name")
+
+    def type_ids(self) -> np.ndarray:
+        return np.concatenate([self.type_id, self.gold_type])
+
+    def study_gold(self, labels: _Labels, axis: str) -> tuple[dict, np.ndarray]:
+        """({card: frozenset} of the study-level gold, the groups' consensus sets)."""
+        sets = labels.sets(labels.masks(self.owner, len(self.card), self.type_id, axis), axis)
+        gold_sets = labels.sets(
+            labels.masks(self.gold_owner, len(self.gold_card), self.gold_type, axis), axis
+        )
+        lead = dict(zip(self.gold_card.tolist(), gold_sets.tolist(), strict=True))
+        by_card: dict[int, list[frozenset]] = {}
+        n_groups: dict[int, int] = {}
+        for card, labels_, n in zip(self.card.tolist(), sets.tolist(), self.n_groups, strict=True):
+            by_card.setdefault(card, []).append(labels_)
+            n_groups[card] = int(n)
+        out = {}
+        for card in by_card.keys() | lead.keys():
+            gold, _ = study_gold_of(by_card.get(card, []), n_groups.get(card, 0), lead.get(card))
+            if gold is not None:
+                out[card] = gold
+        return out, sets
+
+    def between_groups(self, sets: np.ndarray) -> pd.DataFrame:
+        """The groups' consensus on cards that several groups decided, as records with a
+        group in the annotator's place."""
+        frame = pd.DataFrame(
+            {"card": self.card, "annotator": self.group_names, "group": "groups", "labels": sets}
+        )
+        shared = frame["card"].map(frame["card"].value_counts()) >= 2
+        return frame[shared.to_numpy()]
+
+
 def load_records(study: Study, round: int = 1) -> dict[str, tuple[pd.DataFrame, list, dict]]:
     """{axis code: (records, codes, consensus)} for `agreement_reports`: the current labels of
-    `round`, one record per (card, annotator), and the current consensus {card: frozenset}."""
-    ann_id, turn, annotator, group, type_id = _fetch_columns(
+    `round`, one record per (card, annotator), and the study-level gold {card: frozenset}."""
+    return {axis: spec[:3] for axis, spec in _load(study, round).items()}
+
+
+def _load(study: Study, round: int) -> dict[str, tuple[pd.DataFrame, list, dict, pd.DataFrame]]:
+    """load_records plus, per axis, the groups' consensus on shared cards (between_groups)."""
+    ann_id, turn, annotator, conversation, type_id = _fetch_columns(
         _records_sql(), [study.pk, round, True], 5
     )
-    cons_id, cons_turn, cons_type = _fetch_columns(_consensus_sql(), [study.pk, True], 3)
-    labels = _Labels(axis_codes(study), np.unique(np.concatenate([type_id, cons_type])))
+    consensus = _Consensus(study)
+    labels = _Labels(axis_codes(study), np.unique(np.concatenate([type_id, consensus.type_ids()])))
 
     # one row per (annotation, type): collapse to one per annotation
-    owner, distinct_ids = pd.factorize(ann_id)
-    n = len(distinct_ids)
-    card = np.zeros(n, dtype=np.int64)
-    card[owner] = turn
-    annotator_id = np.zeros(n, dtype=np.int64)
-    annotator_id[owner] = annotator
-    group_id = np.zeros(n, dtype=np.int64)
-    group_id[owner] = group
+    owner, (card, annotator_id, conversation_id) = _collapse(ann_id, turn, annotator, conversation)
+    n = len(card)
+    group_id = _record_groups(study, conversation_id, annotator_id)
     usernames = _names(get_user_model(), annotator_id, get_user_model().USERNAME_FIELD)
     group_names = _names(Group, group_id, "name")
     group_names[group_id == 0] = NO_GROUP
-
-    cons_owner, cons_distinct = pd.factorize(cons_id)
-    cons_card = np.zeros(len(cons_distinct), dtype=np.int64)
-    cons_card[cons_owner] = cons_turn
-    cons_cards = cons_card.tolist()
 
     out = {}
     for axis in labels.codes:
@@ -184,9 +321,9 @@ def load_records(study: Study, round: int = 1) -> dict[str, tuple[pd.DataFrame, 
         records = pd.DataFrame(
             {"card": card, "annotator": usernames, "group": group_names, "labels": sets}
         )
-        cons_sets = labels.sets(labels.masks(cons_owner, len(cons_card), cons_type, axis), axis)
-        consensus = dict(zip(cons_cards, cons_sets.tolist(), strict=True))
-        out[axis] = (records, list(labels.codes[axis]), consensus)
+        gold, group_sets = consensus.study_gold(labels, axis)
+        between = consensus.between_groups(group_sets)
+        out[axis] = (records, list(labels.codes[axis]), gold, between)
     return out
 
 
@@ -231,11 +368,11 @@ def compute_study_report(
     # stamped before reading: a label given meanwhile makes the result stale, never hides
     stamp = data_stamp(study)
     steps("loading the labels from the database")
-    data = load_records(study, round)
+    data = _load(study, round)
     steps.total = 1 + 2 * len(data)
     judges = judge_names(study)
     axes = {}
-    for axis, (all_records, codes, consensus) in data.items():
+    for axis, (all_records, codes, consensus, between) in data.items():
         # judges (e.g. an LLM judge) never vote: not in the pairs, only against the gold
         records = all_records[~all_records["annotator"].isin(judges)]
         steps(f"{axis}: agreement statistics")
@@ -245,6 +382,7 @@ def compute_study_report(
             "report": report,
             "extras": build_extras(records, codes, consensus),
             "versus_consensus": versus_reference(all_records, consensus, codes),
+            "between_groups": _between_groups(between, codes, n_boot, seed),
         }
     return {
         "study": study.slug,
@@ -256,6 +394,16 @@ def compute_study_report(
         "data_stamp": stamp,
         "axes": axes,
     }
+
+
+def _between_groups(between: pd.DataFrame, codes: list, n_boot: int, seed: int) -> dict:
+    """The agreement between the groups' consensus labels on the cards several groups
+    decided: per pair of groups "A|B", the pair keys of the report (Cohen's kappa on sets,
+    per label, percent agreement, ...), each group in an annotator's place."""
+    if between.empty:
+        return {"n_cards": 0, "pairs": {}}
+    report = agreement_report(between, codes, n_boot=n_boot, seed=seed)
+    return {"n_cards": report["n_pairable_cards"], "pairs": report["pairs"]}
 
 
 class _Steps:

@@ -21,7 +21,17 @@ from django.db import transaction
 
 from taxonomy.models import TaxonomyVersion, Type
 
-from .models import Annotation, Conversation, Group, Role, RoundClosed, Source, Study, Turn
+from .models import (
+    Annotation,
+    Conversation,
+    Group,
+    Role,
+    RoundClosed,
+    SeatConflict,
+    Source,
+    Study,
+    Turn,
+)
 
 REQUIRED_FIELDS = ("conversation", "turn", "annotator", "labels", "group")
 
@@ -149,6 +159,7 @@ class _Importer:
         self.users: dict[str, object] = {}
         self.groups: dict[str, Group] = {}
         self.group_annotators: set[tuple[int, int]] = set()  # (group pk, user pk) checked
+        self.assigned: set[tuple[int, int]] = set()  # (conversation pk, group pk) checked
         # records usually come grouped by conversation: keep only the last one's turns
         self.turns_of: tuple[int, dict[int, Turn]] = (0, {})
         self.report = ImportReport()
@@ -160,9 +171,9 @@ class _Importer:
             raise RecordError(f"conversation: must be a conversation id, got {external_id!r}")
         if external_id not in self.conversations:
             found = list(
-                Conversation.objects.filter(study=self.study, external_id=external_id)
-                .select_related("group")
-                .order_by("pk")[:2]
+                Conversation.objects.filter(study=self.study, external_id=external_id).order_by(
+                    "pk"
+                )[:2]
             )
             if not found:
                 self.conversations[external_id] = "unknown"
@@ -230,6 +241,11 @@ class _Importer:
         user = self.users[username]
         if (group.pk, user.pk) in self.group_annotators:
             return user
+        try:
+            # one person labels a shared conversation in one group only
+            group.check_seat(user)
+        except SeatConflict as e:
+            raise RecordError(f"annotator: {e}") from None
         # an annotator votes in the group's rounds, a judge (--judge) never does: one user
         # is never both in one group
         if self.judge:
@@ -264,7 +280,21 @@ class _Importer:
         self.group_annotators.add((group.pk, user.pk))
         return user
 
-    def import_record(self, record: dict) -> None:
+    def assign(self, conversation: Conversation, group: Group) -> None:
+        """A conversation not yet assigned to the record's group is assigned to it (as well
+        as to any other: groups may share a conversation, each with its own rounds)."""
+        if (conversation.pk, group.pk) in self.assigned:
+            return
+        try:
+            added = Conversation.objects.filter(pk=conversation.pk).assign(group)
+        except SeatConflict as e:
+            raise RecordError(f"group: {e}") from None
+        self.report.assigned_conversations += added
+        self.assigned.add((conversation.pk, group.pk))
+
+    def import_record(self, record: dict, seat_only: bool = False) -> None:
+        """Validate and import one record; `seat_only` validates it and only seats its
+        annotator in its group (the first pass of an import with --create-members)."""
         missing = [key for key in REQUIRED_FIELDS if key not in record]
         if missing:
             raise RecordError(f"{missing[0]}: missing field")
@@ -280,21 +310,19 @@ class _Importer:
         confidence = _confidence(record)
         group_name = _name(record, "group")
         username = _name(record, "annotator")
-        if conversation.group is not None and conversation.group.name != group_name:
-            raise RecordError(
-                f"group: conversation {conversation.external_id!r} is assigned to group "
-                f"{conversation.group.name!r}, not {group_name!r}"
-            )
         # Only --create-members writes before Annotation.record; keep those writes and the
         # label together so a database error leaves no half-imported record behind.
+        if seat_only:
+            with transaction.atomic():
+                group = self.group(group_name)
+                self.assign(conversation, group)
+                self.annotator(username, group)
+            return
         try:
             with transaction.atomic():
                 group = self.group(group_name)
+                self.assign(conversation, group)
                 annotator = self.annotator(username, group)
-                if conversation.group is None:
-                    Conversation.objects.filter(pk=conversation.pk).update(group=group)
-                    conversation.group = group
-                    self.report.assigned_conversations += 1
                 # a judge's labels never move the card: recorded, not submitted
                 write = Annotation.record if self.judge else Annotation.submit
                 extra = {} if self.judge else {"group": group}
@@ -323,6 +351,16 @@ def import_annotations(
     path = Path(path)
     importer = _Importer(study, create_members, judge)
     report = importer.report
+    if create_members and not judge:
+        # Seat every annotator the file names before any label moves a card: a group whose
+        # second annotator comes later in the file must not look like a group of one (whose
+        # labels are its consensus at once). Bad records are reported by the second pass.
+        for _number, record, _error in read_jsonl(path):
+            if record is not None:
+                try:
+                    importer.import_record(record, seat_only=True)
+                except RecordError:
+                    pass
     for number, record, error in read_jsonl(path):
         if record is None:
             report.rejected.append(f"{path}:{number}: {error}")

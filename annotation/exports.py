@@ -26,8 +26,20 @@ from itertools import islice
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
+from django.db.models import Exists, OuterRef
 
-from .models import Annotation, CardStatus, Consensus, Study, Turn
+from .models import (
+    Annotation,
+    Assignment,
+    CardState,
+    CardStatus,
+    Consensus,
+    Group,
+    Study,
+    StudyGold,
+    Turn,
+    study_gold_of,
+)
 
 FORMATS = ("csv", "jsonl", "parquet")
 CHUNK_SIZE = 2000
@@ -46,6 +58,14 @@ GOLD_COLUMNS = (
     "from_round",
     "taxonomy_version",
     "status",
+    # the card's study-level gold, the same on each of its groups' rows (models.StudyGold):
+    # the groups' common set (groups_agree; a card of one group: its consensus), the lead's
+    # decision where they differ (lead), "pending" while the lead has not decided
+    "study_gold",
+    "study_gold_method",
+    "study_gold_decided_by",
+    "study_gold_decided_at",
+    "study_gold_rationale",
 )
 RAW_COLUMNS = (
     "study",
@@ -91,19 +111,55 @@ def label_columns(study: Study, round: int = 1) -> list[str]:
 
 def _gold_cards(study: Study):
     """The study's cards (turns of conversations assigned to a group) as plain values, in
-    conversation then turn order."""
+    conversation then turn order; one row per turn (its groups come per chunk)."""
+    assigned = Assignment.objects.filter(conversation_id=OuterRef("conversation_id"))
     return (
-        Turn.objects.filter(conversation__study=study, conversation__group__isnull=False)
+        Turn.objects.filter(conversation__study=study)
+        .filter(Exists(assigned))
         .order_by("conversation_id", "index")
-        .values_list(
-            "pk",
-            "conversation_id",
-            "index",
-            "conversation__external_id",
-            "conversation__group__name",
-            "state__status",
-        )
+        .values_list("pk", "conversation_id", "index", "conversation__external_id")
     )
+
+
+class _Seats:
+    """Who labels which conversation in which group, for a chunk of conversations: the
+    groups of each conversation (by name) and each group's labellers (annotators, judges)."""
+
+    def __init__(self, conversation_ids: Iterable[int]) -> None:
+        rows = (
+            Assignment.objects.filter(conversation_id__in=set(conversation_ids))
+            .order_by("group__name")
+            .values_list("conversation_id", "group_id", "group__name")
+        )
+        self.groups: dict[int, list[tuple[int, str]]] = {}
+        for conversation_id, group_id, name in rows:
+            self.groups.setdefault(conversation_id, []).append((group_id, name))
+        ids = {g for groups in self.groups.values() for g, _ in groups}
+        self.labellers: dict[int, set[str]] = {g: set() for g in ids}
+        seats = [
+            through.objects.filter(group_id__in=ids).values_list("group_id", "user__username")
+            for through in (Group.annotators.through, Group.judges.through)
+        ]
+        for group_id, username in seats[0].union(seats[1], all=True):
+            self.labellers[group_id].add(username)
+
+    def outsiders(self, conversation_id: int, group_id: int) -> set[str]:
+        """Who labels the conversation in another group: not part of this group's row."""
+        return {
+            u
+            for g, _ in self.groups.get(conversation_id, [])
+            if g != group_id
+            for u in self.labellers[g]
+        }
+
+    def group_of(self, conversation_id: int, username: str) -> str | None:
+        """The group in which `username` labels the conversation; a conversation of one
+        group answers that group for anyone (someone since removed from it)."""
+        groups = self.groups.get(conversation_id, [])
+        for group_id, name in groups:
+            if username in self.labellers[group_id]:
+                return name
+        return groups[0][1] if len(groups) == 1 else None
 
 
 def _card_chunks(study: Study, chunk_size: int) -> Iterator[list[tuple]]:
@@ -143,13 +199,22 @@ def _sets_by_turn(rows: Iterable[tuple]) -> dict:
 
 
 def gold_rows(study: Study, round: int = 1, chunk_size: int = CHUNK_SIZE) -> Iterator[dict]:
-    """One dict per card, in conversation then turn order: the current consensus with its
-    provenance (null when the card has none), the card's status, and each annotator's
-    labels in `round` under `labels_<username>` (null = no record, [] = "no smell").
-    Plain values, three queries a chunk: no model instance is built per card."""
+    """One dict per card and group (a card shared by several groups has one row for each),
+    in conversation, turn and group order: the group's current consensus with its
+    provenance (null when it has none), the card's status in the group, and each of the
+    group's annotators' labels in `round` under `labels_<username>` (null = no record,
+    [] = "no smell"; another group's annotators stay null in this group's row).
+    Plain values, a fixed number of queries a chunk: no model instance is built per card."""
     columns = label_columns(study, round)
     for chunk in _card_chunks(study, chunk_size):
         ids = [card[0] for card in chunk]
+        seats = _Seats(card[1] for card in chunk)
+        states = dict(
+            ((turn_id, group_id), status)
+            for turn_id, group_id, status in CardState.objects.filter(turn_id__in=ids).values_list(
+                "turn_id", "group_id", "status"
+            )
+        )
         labels = _sets_by_turn(
             Annotation.objects.current()
             .filter(turn_id__in=ids, round=round)
@@ -163,6 +228,7 @@ def gold_rows(study: Study, round: int = 1, chunk_size: int = CHUNK_SIZE) -> Ite
             .filter(turn_id__in=ids)
             .values_list(
                 "turn_id",
+                "group_id",
                 "method",
                 "decided_by__username",
                 "decided_at",
@@ -172,20 +238,52 @@ def gold_rows(study: Study, round: int = 1, chunk_size: int = CHUNK_SIZE) -> Ite
                 "types__code",
             )
         )
-        decided = {key[0]: (key, codes) for key, codes in consensus.items()}
-        for turn_id, _, index, external_id, group, status in chunk:
-            row = {
-                "study": study.slug,
-                "group": group,
-                "conversation": external_id,
-                "turn": index,
-                **_consensus_columns(decided.get(turn_id)),
-                # no state row: nobody has labelled the card yet
-                "status": status or str(CardStatus.OPEN),
-            }
-            row.update(dict.fromkeys(columns))
-            row.update(by_turn.get(turn_id, {}))
-            yield row
+        decided = {(key[0], key[1]): (key, codes) for key, codes in consensus.items()}
+        lead = _lead_gold(ids)
+        for turn_id, conversation_id, index, external_id in chunk:
+            groups = seats.groups.get(conversation_id, [])
+            sets = [decided[(turn_id, g)][1] for g, _ in groups if (turn_id, g) in decided]
+            gold = _study_gold_columns(sets, len(groups), lead.get(turn_id))
+            for group_id, group in groups:
+                outsiders = {f"labels_{u}" for u in seats.outsiders(conversation_id, group_id)}
+                row = {
+                    "study": study.slug,
+                    "group": group,
+                    "conversation": external_id,
+                    "turn": index,
+                    **_consensus_columns(decided.get((turn_id, group_id))),
+                    # no state row: nobody has labelled the card in this group yet
+                    "status": states.get((turn_id, group_id)) or str(CardStatus.OPEN),
+                }
+                row.update(gold)
+                row.update(dict.fromkeys(columns))
+                labels = by_turn.get(turn_id, {})
+                row.update({k: v for k, v in labels.items() if k not in outsiders})
+                yield row
+
+
+def _lead_gold(ids: list[int]) -> dict[int, tuple]:
+    """{turn id: (codes, decided_by, decided_at, rationale)} of the lead's current study gold."""
+    rows = _sets_by_turn(
+        StudyGold.objects.current()
+        .filter(turn_id__in=ids)
+        .values_list("turn_id", "decided_by__username", "decided_at", "rationale", "types__code")
+    )
+    return {key[0]: (codes, *key[1:]) for key, codes in rows.items()}
+
+
+def _study_gold_columns(sets: list[list[str]], n_groups: int, lead: tuple | None) -> dict:
+    codes, method = study_gold_of(
+        [frozenset(s) for s in sets], n_groups, frozenset(lead[0]) if lead else None
+    )
+    decided_by, decided_at, rationale = lead[1:] if lead else (None, None, None)
+    return {
+        "study_gold": sorted(codes) if codes is not None else None,
+        "study_gold_method": str(method) if method else None,
+        "study_gold_decided_by": decided_by,
+        "study_gold_decided_at": _iso(decided_at),
+        "study_gold_rationale": rationale,
+    }
 
 
 def _consensus_columns(decision: tuple | None) -> dict:
@@ -193,7 +291,7 @@ def _consensus_columns(decision: tuple | None) -> dict:
         return dict.fromkeys(
             ("consensus", "method", "decided_by", "decided_at", "from_round", "taxonomy_version")
         )
-    (_, method, decided_by, decided_at, from_round, slug, number), codes = decision
+    (_, _, method, decided_by, decided_at, from_round, slug, number), codes = decision
     return {
         "consensus": codes,
         "method": method,
@@ -214,7 +312,7 @@ def raw_rows(
         annotations = annotations.filter(round=round)
     fields = (
         "pk",
-        "turn__conversation__group__name",
+        "turn__conversation_id",
         "turn__conversation__external_id",
         "turn__index",
         "round",
@@ -236,11 +334,12 @@ def raw_rows(
                 annotation_id__in=[row[0] for row in chunk]
             ).values_list("annotation_id", "type__code")
         )
-        for pk, group, external_id, index, rnd, username, *rest, slug, number in chunk:
+        seats = _Seats(row[1] for row in chunk)
+        for pk, conversation_id, external_id, index, rnd, username, *rest, slug, number in chunk:
             is_current, source, created_at, note, evidence, confidence = rest
             yield {
                 "study": study.slug,
-                "group": group,
+                "group": seats.group_of(conversation_id, username),
                 "conversation": external_id,
                 "turn": index,
                 "round": rnd,
@@ -326,7 +425,7 @@ def _write_jsonl(rows: Iterable[dict], columns: list[str], path: Path, chunk_siz
 
 
 def _is_label_column(name: str) -> bool:
-    return name in ("consensus", "labels") or name.startswith("labels_")
+    return name in ("consensus", "labels", "study_gold") or name.startswith("labels_")
 
 
 def _csv_cell(name: str, value) -> str:

@@ -8,6 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import IntegrityError, models, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
@@ -107,14 +108,86 @@ class Group(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def labeller_ids(self) -> set[int]:
+        """Who gives labels in the group: its annotators and its judges."""
+        return set(self.annotators.values_list("pk", flat=True)) | set(
+            self.judges.values_list("pk", flat=True)
+        )
+
+    def seated_ids(self) -> set[int]:
+        """Everyone who sees the group's labels: labellers and the moderator."""
+        return self.labeller_ids() | ({self.moderator_id} if self.moderator_id else set())
+
+    def overlapping_groups(self):
+        """The other groups that share a conversation with this one."""
+        return (
+            Group.objects.filter(assignments__conversation__assignments__group=self)
+            .exclude(pk=self.pk)
+            .distinct()
+        )
+
+    def check_seat(self, user, labels: bool = True) -> None:
+        """Refuse a seat that would let `user` see another group's round-1 labels on a card
+        they label themselves (or label a card whose labels they see): an annotator or
+        judge sits in one group only of those sharing a conversation, so a label's group is
+        always known and round 1 stays blind. `labels`: the seat labels (annotator, judge);
+        False for a moderator's seat."""
+        for other in self.overlapping_groups():
+            clash = other.seated_ids() if labels else other.labeller_ids()
+            if user.pk in clash:
+                raise SeatConflict(
+                    f"{user} already sits in group {other.name!r}, which shares conversations "
+                    f"with {self.name!r}: one person labels a shared card in one group only, "
+                    "so round 1 stays blind"
+                )
+
+
+class SeatConflict(ValueError):
+    """A seat or an assignment would put one person in two groups sharing a conversation."""
+
+
+def check_groups_can_share(group: Group, other: Group) -> None:
+    """Refuse to let `group` and `other` share a conversation when someone labels in one of
+    them and sits in the other (see Group.check_seat)."""
+    for a, b in ((group, other), (other, group)):
+        clash = a.labeller_ids() & b.seated_ids()
+        if clash:
+            User = get_user_model()
+            names = ", ".join(
+                sorted(User.objects.filter(pk__in=clash).values_list("username", flat=True))
+            )
+            raise SeatConflict(
+                f"groups {group.name!r} and {other.name!r} cannot share conversations: "
+                f"{names} would sit in both (one person labels a shared card in one group "
+                "only, so round 1 stays blind)"
+            )
+
+
+class MultipleGroups(Exception):
+    """Asked for the one group of a conversation that several groups share."""
+
 
 class ConversationQuerySet(models.QuerySet):
     def unassigned(self):
-        return self.filter(group__isnull=True)
+        return self.filter(assignments__isnull=True)
 
     def assign(self, group: Group) -> int:
-        """Assign every conversation of this queryset to `group` (all its turns with it)."""
-        return self.update(group=group)
+        """Assign every conversation of this queryset to `group` as well (all its turns with
+        it); a conversation may belong to several groups, each running its own rounds on it.
+        Returns how many were newly assigned. Raises SeatConflict when a person would sit in
+        two groups sharing a conversation."""
+        new = self.exclude(assignments__group=group)
+        others = Group.objects.filter(assignments__conversation__in=new).exclude(pk=group.pk)
+        for other in others.distinct():
+            check_groups_can_share(group, other)
+        ids = list(new.values_list("pk", flat=True))
+        Assignment.objects.bulk_create(
+            [Assignment(conversation_id=pk, group=group) for pk in ids], ignore_conflicts=True
+        )
+        return len(ids)
+
+    def assigned_to(self, group: Group):
+        return self.filter(assignments__group=group)
 
     def sample(self, n: int, seed: int) -> ConversationQuerySet:
         """`n` of these conversations drawn at random; the same seed over the same rows draws
@@ -136,25 +209,71 @@ class Conversation(models.Model):
     preamble = models.JSONField(default=list, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     n_turns = models.PositiveIntegerField(default=0)
-    group = models.ForeignKey(
-        Group, null=True, blank=True, on_delete=models.SET_NULL, related_name="conversations"
+    groups = models.ManyToManyField(
+        Group, through="Assignment", related_name="conversations", blank=True
     )
     created_at = models.DateTimeField(default=timezone.now)
 
     objects = ConversationQuerySet.as_manager()
 
-    class Meta:
-        indexes = [models.Index(fields=["study", "group"])]
-
     def __str__(self) -> str:
         return self.external_id
+
+    @property
+    def group(self) -> Group | None:
+        """The conversation's group when it has one only (None when unassigned). With several
+        groups there is no such thing: ask `group_of(user)` or `groups`, never guess."""
+        groups = list(self.groups.order_by("name")[:2])
+        if len(groups) > 1:
+            raise MultipleGroups(
+                f"conversation {self.external_id!r} is assigned to several groups; "
+                "use group_of(user) or groups"
+            )
+        return groups[0] if groups else None
+
+    @property
+    def group_id(self) -> int | None:
+        group = self.group
+        return group.pk if group else None
+
+    def group_of(self, user) -> Group | None:
+        """The group in which `user` labels this conversation (one at most: Group.check_seat)."""
+        return (
+            Group.objects.filter(assignments__conversation=self)
+            .filter(Q(annotators=user) | Q(judges=user))
+            .order_by("name")
+            .first()
+        )
+
+
+class Assignment(models.Model):
+    """A conversation assigned to a group: the group labels every turn of it. Several groups
+    may share a conversation (a calibration set, an overlap share); each runs its own rounds
+    and consensus on it."""
+
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="assignments"
+    )
+    group = models.ForeignKey(Group, on_delete=models.CASCADE, related_name="assignments")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["conversation", "group"], name="uniq_assignment")
+        ]
+        indexes = [models.Index(fields=["group", "conversation"])]
+
+    def __str__(self) -> str:
+        return f"{self.conversation_id} -> {self.group_id}"
 
 
 class TurnQuerySet(models.QuerySet):
     def for_annotator(self, study: Study, user):
         """The cards `user` annotates in `study`: every turn of their groups' conversations."""
+        # one row per turn: an annotator sits in one group only of those sharing a
+        # conversation (Group.check_seat)
         return self.filter(
-            conversation__study=study, conversation__group__annotators=user
+            conversation__study=study, conversation__assignments__group__annotators=user
         ).order_by("conversation_id", "index")
 
     def annotated_by(self, user, round: int = 1):
@@ -382,7 +501,7 @@ class CardState(models.Model):
     """Where a card stands in its group. Kept up to date on every submit and decision, so
     queues and per-state counts are indexed lookups, never a scan over labels."""
 
-    turn = models.OneToOneField(Turn, on_delete=models.CASCADE, related_name="state")
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="states")
     group = models.ForeignKey(Group, on_delete=models.CASCADE, related_name="card_states")
     status = models.CharField(max_length=10, choices=CardStatus.choices, default=CardStatus.OPEN)
     round = models.PositiveSmallIntegerField(default=1, help_text="the round under way")
@@ -392,6 +511,8 @@ class CardState(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["group", "status"])]
+        # a card shared by several groups has one state in each
+        constraints = [models.UniqueConstraint(fields=["turn", "group"], name="uniq_card_state")]
 
     def __str__(self) -> str:
         return f"{self.turn_id}: {self.status} (round {self.round})"
@@ -399,8 +520,12 @@ class CardState(models.Model):
     @classmethod
     def lock(cls, turn: Turn, group: Group) -> CardState:
         """The card's state row, created on first use and locked for this transaction."""
-        cls.objects.get_or_create(turn=turn, defaults={"group": group})
-        state = cls.objects.select_for_update().select_related("group__study").get(turn=turn)
+        cls.objects.get_or_create(turn=turn, group=group)
+        state = (
+            cls.objects.select_for_update()
+            .select_related("group__study")
+            .get(turn=turn, group=group)
+        )
         state.turn = turn
         return state
 
@@ -436,18 +561,22 @@ class CardState(models.Model):
     def advance(self) -> Consensus | None:
         """Move on once every annotator of the group has labelled the round under way:
         identical sets -> consensus (unanimous in round 1, discussion later); different ->
-        round 2 opens, or after the study's discussion rounds, escalated to the moderator."""
+        round 2 opens, or after the study's discussion rounds, escalated to the moderator.
+        A group of one annotator has no rounds: the labels are its consensus (`single`)."""
         if self.status not in (CardStatus.OPEN, CardStatus.DISPUTED):
             return None
         n_annotators = self.group.annotators.count()
         labels = self.current_labels()
-        # agreement needs two annotators at least; a group still being filled waits
-        if n_annotators < 2 or len(labels) < n_annotators:
+        # an empty group waits for its annotators
+        if n_annotators < 1 or len(labels) < n_annotators:
             return None
         sets = {a.codes for a in labels.values()}
         consensus = None
         if len(sets) == 1:
-            method = Method.UNANIMOUS if self.round == 1 else Method.DISCUSSION
+            if n_annotators == 1:
+                method = Method.SINGLE
+            else:
+                method = Method.UNANIMOUS if self.round == 1 else Method.DISCUSSION
             consensus = Consensus.create_for(self, method, next(iter(labels.values())).types.all())
             self.status = CardStatus.AGREED
         elif self.round - 1 >= self.group.study.discussion_rounds:
@@ -464,7 +593,7 @@ class CardState(models.Model):
         (AlreadyDecided); the partial unique index on current consensus is the backstop."""
         with transaction.atomic():
             state = cls.lock(turn, group)
-            existing = Consensus.objects.current().filter(turn=turn).first()
+            existing = Consensus.objects.current().filter(turn=turn, group=group).first()
             if existing is not None:
                 raise AlreadyDecided(existing)
             try:
@@ -473,7 +602,8 @@ class CardState(models.Model):
                         state, Method.MODERATOR, types, decided_by=moderator, rationale=rationale
                     )
             except IntegrityError:
-                raise AlreadyDecided(Consensus.objects.current().get(turn=turn)) from None
+                current = Consensus.objects.current().get(turn=turn, group=group)
+                raise AlreadyDecided(current) from None
             state.status = CardStatus.AGREED
             state.save(update_fields=["status", "updated_at"])
         return consensus
@@ -481,7 +611,9 @@ class CardState(models.Model):
     def reopen(self) -> None:
         """Send a decided or escalated card back to its annotators for one more round (a
         proposal accepted on it): the consensus stays in the history, no longer current."""
-        Consensus.objects.current().filter(turn_id=self.turn_id).update(is_current=False)
+        Consensus.objects.current().filter(turn_id=self.turn_id, group_id=self.group_id).update(
+            is_current=False
+        )
         if self.status != CardStatus.OPEN:
             self.status, self.round = CardStatus.DISPUTED, self.round + 1
             self.save(update_fields=["status", "round", "updated_at"])
@@ -491,6 +623,7 @@ class Method(models.TextChoices):
     UNANIMOUS = "unanimous"
     DISCUSSION = "discussion"
     MODERATOR = "moderator"
+    SINGLE = "single"  # a group of one annotator: their labels are the consensus
 
 
 class ConsensusQuerySet(models.QuerySet):
@@ -520,8 +653,11 @@ class Consensus(models.Model):
     class Meta:
         verbose_name_plural = "consensus"
         constraints = [
+            # one current consensus per card and group: groups sharing a card decide apart
             models.UniqueConstraint(
-                fields=["turn"], condition=Q(is_current=True), name="uniq_current_consensus"
+                fields=["turn", "group"],
+                condition=Q(is_current=True),
+                name="uniq_current_consensus",
             )
         ]
 
@@ -546,10 +682,149 @@ class Consensus(models.Model):
         return frozenset(t.code for t in self.types.all())
 
 
+class GoldMethod(models.TextChoices):
+    GROUPS_AGREE = "groups_agree"  # every group's consensus is the same set (derived, no row)
+    LEAD = "lead"  # the groups' consensus labels differ: the lead decided
+
+
+class StudyGoldQuerySet(models.QuerySet):
+    def current(self):
+        return self.filter(is_current=True)
+
+
+class StudyGold(models.Model):
+    """The study-level gold label of a card several groups labelled (an overlap card) whose
+    groups' consensus labels differ: the lead decides it, with the same provenance as a
+    consensus. Where the groups agree, the study gold is their common set (method
+    `groups_agree`) and needs no row. Append-only: a later decision keeps the old row with
+    is_current=False."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="study_gold")
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="study_gold")
+    types = models.ManyToManyField(Type, blank=True, related_name="study_gold")
+    method = models.CharField(max_length=12, choices=GoldMethod.choices, default=GoldMethod.LEAD)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    decided_at = models.DateTimeField(default=timezone.now)
+    taxonomy_version = models.ForeignKey(TaxonomyVersion, on_delete=models.PROTECT)
+    rationale = models.TextField(blank=True)
+    is_current = models.BooleanField(default=True)
+
+    objects = StudyGoldQuerySet.as_manager()
+
+    class Meta:
+        verbose_name_plural = "study gold"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["turn"], condition=Q(is_current=True), name="uniq_current_study_gold"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.turn_id}: {self.method}"
+
+    @property
+    def codes(self) -> frozenset[str]:
+        return frozenset(t.code for t in self.types.all())
+
+    @classmethod
+    def disputed_cards(cls, study: Study) -> list[tuple[Turn, list[Consensus]]]:
+        """The overlap cards whose groups have all decided and differ, with no study-level
+        gold yet: the lead's queue, oldest card first. Reads only the cards with a current
+        consensus in two groups or more (the overlap is a share of the study)."""
+        shared = (
+            Consensus.objects.current()
+            .filter(group__study=study)
+            .values("turn_id")
+            .annotate(n=models.Count("id"))
+            .filter(n__gte=2)
+            .values("turn_id")
+        )
+        decided = cls.objects.current().filter(turn_id=OuterRef("turn_id"))
+        consensus = (
+            Consensus.objects.current()
+            .filter(turn_id__in=shared)
+            .exclude(Exists(decided))
+            .select_related("group", "decided_by", "turn__conversation")
+            .prefetch_related("types")
+            .order_by("turn__conversation_id", "turn__index", "group__name")
+        )
+        by_turn: dict[int, list[Consensus]] = {}
+        for c in consensus:
+            by_turn.setdefault(c.turn_id, []).append(c)
+        n_groups = dict(
+            Assignment.objects.filter(conversation__turns__in=list(by_turn))
+            .values_list("conversation_id")
+            .annotate(n=models.Count("id"))
+            .order_by()
+        )
+        out = []
+        for rows in by_turn.values():
+            turn = rows[0].turn
+            n = n_groups.get(turn.conversation_id, 0)
+            _, method = study_gold_of([c.codes for c in rows], n, None)
+            if method == "pending":
+                out.append((turn, rows))
+        return out
+
+    @classmethod
+    def decide(cls, turn: Turn, lead, types, rationale: str) -> StudyGold:
+        """The lead's study-level gold of an overlap card whose groups disagree. A second
+        decision (double submit, two leads at once) raises AlreadyDecidedGold: the partial
+        unique index on the current row is the backstop."""
+        study = turn.conversation.study
+        existing = cls.objects.current().filter(turn=turn).first()
+        if existing is not None:
+            raise AlreadyDecidedGold(existing)
+        try:
+            with transaction.atomic():
+                gold = cls.objects.create(
+                    study=study,
+                    turn=turn,
+                    method=GoldMethod.LEAD,
+                    decided_by=lead,
+                    taxonomy_version=study.taxonomy_version,
+                    rationale=rationale,
+                )
+                gold.types.set(types)
+        except IntegrityError:
+            raise AlreadyDecidedGold(cls.objects.current().get(turn=turn)) from None
+        return gold
+
+
+class AlreadyDecidedGold(Exception):
+    def __init__(self, gold: StudyGold):
+        self.gold = gold
+        super().__init__(
+            f"This card already has a study-level gold (by {gold.decided_by}, "
+            f"{gold.decided_at:%Y-%m-%d %H:%M} UTC): nothing was changed."
+        )
+
+
+def study_gold_of(consensus_sets: list[frozenset], n_groups: int, lead: frozenset | None):
+    """(labels, method) of a card's study-level gold from its groups' current consensus
+    sets, the number of groups it is assigned to and the lead's decision: the lead's
+    decision if any; else the common set when every group has decided and all agree
+    (`groups_agree`; a card of one group: that group's consensus); else (None, "pending")
+    when every group has decided and they differ (the lead's queue); else (None, None)."""
+    if lead is not None:
+        return lead, GoldMethod.LEAD
+    if n_groups == 0 or len(consensus_sets) < n_groups:
+        return None, None
+    if len(set(consensus_sets)) == 1:
+        return consensus_sets[0], GoldMethod.GROUPS_AGREE
+    return None, "pending"
+
+
 class Comment(models.Model):
     """The discussion thread of a disputed card: annotators and the moderator."""
 
     turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="comments")
+    # the group whose discussion this is: groups sharing a card discuss apart
+    group = models.ForeignKey(
+        Group, null=True, blank=True, on_delete=models.CASCADE, related_name="comments"
+    )
     author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
     round = models.PositiveSmallIntegerField()
     text = models.TextField()

@@ -171,7 +171,7 @@ def remove_partial_import(job) -> int:
         study_id=job.study_id,
         source_file__in=names,
         created_at__gte=job.started_at,
-        group__isnull=True,
+        assignments__isnull=True,
     )
     deleted, per_model = written.delete()
     return per_model.get("annotation.Conversation", 0)
@@ -230,7 +230,10 @@ def run_export(self, job_id: int) -> None:
         if round is not None:
             rows = rows.filter(round=round)
     else:
-        rows = Turn.objects.filter(conversation__study=study, conversation__group__isnull=False)
+        # one gold row per card and group (the join repeats a card for each of its groups)
+        rows = Turn.objects.filter(
+            conversation__study=study, conversation__assignments__isnull=False
+        )
     total = rows.count()
     job.start(total=total)
     path = folder / export_filename(study.slug, raw, fmt)

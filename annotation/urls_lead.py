@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import views_lead
+from . import views_gold, views_lead
 
 urlpatterns = [
     path(
@@ -25,5 +25,12 @@ urlpatterns = [
         "s/<slug:slug>/lead/groups/<int:group_id>/moderator/",
         views_lead.group_moderator,
         name="lead_group_moderator",
+    ),
+    # the study-level gold of overlap cards whose groups disagree (annotation/views_gold.py)
+    path("s/<slug:slug>/lead/gold/", views_gold.gold_queue, name="lead_gold"),
+    path(
+        "s/<slug:slug>/lead/gold/<int:turn_id>/",
+        views_gold.gold_decide,
+        name="lead_gold_decide",
     ),
 ]

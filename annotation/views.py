@@ -91,7 +91,7 @@ def card(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     study, _ = get_study_for_user(request.user, slug)
     turn, group = get_card_for_annotator(request.user, study, turn_id)
     types = study.taxonomy_version.type_list()
-    card_status = _card_status(turn)
+    card_status = _card_status(turn, group)
     if request.method == "POST":
         form = AnnotationForm(request.POST, types=types)
         if form.is_valid():
@@ -110,7 +110,8 @@ def card(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
                 return _after_submit(request, study, turn)
             except RoundClosed as e:
                 form.add_error(None, str(e))
-                card_status = _card_status(turn)  # another annotator closed round 1 meanwhile
+                # another annotator closed round 1 meanwhile
+                card_status = _card_status(turn, group)
         # htmx swaps only 2xx answers; a plain form post gets the proper 422
         http_status = 200 if request.htmx else 422
         return _render_card(
@@ -143,9 +144,10 @@ def _after_submit(request: HttpRequest, study: Study, turn: Turn) -> HttpRespons
         return redirect(url)
     if not request.htmx:
         return redirect("card", slug=study.slug, turn_id=next_id)
-    next_turn, _group = get_card_for_annotator(request.user, study, next_id)
+    next_turn, next_group = get_card_for_annotator(request.user, study, next_id)
     types = study.taxonomy_version.type_list()
-    response = _render_card(request, study, next_turn, types, card_status=_card_status(next_turn))
+    status = _card_status(next_turn, next_group)
+    response = _render_card(request, study, next_turn, types, card_status=status)
     return push_url(response, reverse("card", args=[study.slug, next_id]))
 
 
@@ -194,8 +196,10 @@ def _render_card(request, study, turn, types, *, form=None, card_status=CardStat
     return render(request, template, ctx, status=http)
 
 
-def _card_status(turn: Turn) -> str:
-    status = CardState.objects.filter(turn=turn).values_list("status", flat=True).first()
+def _card_status(turn: Turn, group) -> str:
+    """The card's status in the user's group (groups sharing a card each have their own)."""
+    states = CardState.objects.filter(turn=turn, group=group)
+    status = states.values_list("status", flat=True).first()
     return status or CardStatus.OPEN
 
 

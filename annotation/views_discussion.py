@@ -4,7 +4,12 @@ moderator's queue and decision, and a card's timeline.
 
 Access is decided here, never in a template: the group's annotators see a card's discussion
 only once round 1 is over for it (`state.revealed`), so nothing of round 1 leaks before every
-annotator has submitted; the group's moderator and the study's leads see it always."""
+annotator has submitted; the group's moderator and the study's leads see it always.
+
+A card shared by several groups (a calibration set, an overlap share) has one discussion per
+group: `?group=<id>` picks it (default: the user's own group, else the first they may see).
+Each shows only its own group's labels and thread. Whoever labels the card in one group sees
+another group's discussion of it only after giving their own round-1 label."""
 
 from __future__ import annotations
 
@@ -60,6 +65,11 @@ class DiscussionCard:
         return self.state.status if self.state else CardStatus.OPEN
 
     @property
+    def query(self) -> str:
+        """The query string naming the card's group, for links and forms."""
+        return f"?group={self.group.pk}"
+
+    @property
     def round(self) -> int:
         return self.state.round if self.state else 1
 
@@ -76,29 +86,67 @@ class DiscussionCard:
         return self.status in (CardStatus.DISPUTED, CardStatus.ESCALATED)
 
 
-def _get_card_for_discussion(user, study: Study, role: str, turn_id: int) -> DiscussionCard:
+def _get_card_for_discussion(
+    user, study: Study, role: str, turn_id: int, group_id: int | None = None
+) -> DiscussionCard:
     """404 unless the user moderates the card's group, leads the study, or annotates in the
-    group and round 1 is over for the card."""
+    group and round 1 is over for the card. `group_id` picks one of the groups sharing the
+    card; someone who labels the card in another group must have given their own round-1
+    label first."""
     turn = get_object_or_404(
-        Turn.objects.select_related("conversation__group"), pk=turn_id, conversation__study=study
+        Turn.objects.select_related("conversation"), pk=turn_id, conversation__study=study
     )
-    group = turn.conversation.group
+    groups = list(Group.objects.filter(assignments__conversation_id=turn.conversation_id))
+    own = next((g for g in groups if g.annotators.filter(pk=user.pk).exists()), None)
+    group = _pick_group(user, role, groups, own, group_id)
     if group is None:
         raise Http404("No such card")
     group.study = study
-    state = CardState.objects.filter(turn=turn).first()
+    if group != own and own is not None and not _labelled_round_1(user, turn):
+        raise Http404("No such card")  # another group's labels, before giving my own
+    state = CardState.objects.filter(turn=turn, group=group).first()
     if state is not None:
         state.turn, state.group = turn, group
     is_moderator = role == Role.LEAD or group.moderator_id == user.pk
-    is_annotator = group.annotators.filter(pk=user.pk).exists()
+    is_annotator = group == own
     if not is_moderator and not (is_annotator and state is not None and state.revealed):
         raise Http404("No such card")
     return DiscussionCard(turn, group, state, is_annotator, is_moderator, role)
 
 
+def _pick_group(
+    user, role: str, groups: list[Group], own: Group | None, group_id: int | None
+) -> Group | None:
+    if group_id is not None:
+        return next((g for g in groups if g.pk == group_id), None)
+    if own is not None:
+        return own
+    mine = [g for g in groups if role == Role.LEAD or g.moderator_id == user.pk]
+    return min(mine, key=lambda g: g.name, default=None)
+
+
+def _labelled_round_1(user, turn: Turn) -> bool:
+    return Annotation.objects.current().filter(turn=turn, annotator=user, round=1).exists()
+
+
+def _group_param(request: HttpRequest) -> int | None:
+    """`?group=<id>` (also on a form's action URL); anything else is no such card."""
+    value = request.GET.get("group")
+    if value in (None, ""):
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise Http404("No such group") from None
+
+
+def _card(request: HttpRequest, study: Study, role: str, turn_id: int) -> DiscussionCard:
+    return _get_card_for_discussion(request.user, study, role, turn_id, _group_param(request))
+
+
 def _reload(user, study: Study, card: DiscussionCard) -> DiscussionCard:
     """The card again after a change (its state moved on), with the same access check."""
-    return _get_card_for_discussion(user, study, card.role, card.turn.pk)
+    return _get_card_for_discussion(user, study, card.role, card.turn.pk, card.group.pk)
 
 
 def _get_moderated_groups(user, study: Study, role: str) -> list[Group]:
@@ -213,7 +261,7 @@ def discussion(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     """The card with every round's labels side by side and the thread; the group's annotators
     revise or confirm their labels here (POST) while the card is disputed."""
     study, role = get_study_for_user(request.user, slug)
-    card = _get_card_for_discussion(request.user, study, role, turn_id)
+    card = _card(request, study, role, turn_id)
     if request.method == "GET":
         return _render_discussion(request, study, card)
     if not card.is_annotator:
@@ -239,7 +287,7 @@ def discussion(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
         card = _reload(request.user, study, card)
         return _render_discussion(request, study, card, form=form, error=str(e), http=409)
     if not request.htmx:
-        return redirect("discussion", slug=study.slug, turn_id=card.turn.pk)
+        return redirect(reverse("discussion", args=[study.slug, card.turn.pk]) + card.query)
     return _render_discussion(request, study, _reload(request.user, study, card), saved=True)
 
 
@@ -249,7 +297,7 @@ def discussion_context(request: HttpRequest, slug: str, turn_id: int) -> HttpRes
     """The earlier turns, for everyone who may open the discussion (the card's own context
     partial is for annotators only)."""
     study, role = get_study_for_user(request.user, slug)
-    card = _get_card_for_discussion(request.user, study, role, turn_id)
+    card = _card(request, study, role, turn_id)
     earlier = Turn.objects.filter(
         conversation_id=card.turn.conversation_id, index__lt=card.turn.index
     )
@@ -262,7 +310,7 @@ def discussion_context(request: HttpRequest, slug: str, turn_id: int) -> HttpRes
 def comment(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     """Add to the thread; an htmx post gets the thread back, newest at the bottom."""
     study, role = get_study_for_user(request.user, slug)
-    card = _get_card_for_discussion(request.user, study, role, turn_id)
+    card = _card(request, study, role, turn_id)
     text = request.POST.get("text", "").strip()
     error, http = "", 200
     if not card.can_comment:
@@ -270,16 +318,20 @@ def comment(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     elif not text:
         error, http = "Write a comment before sending it.", 422
     else:
-        last = Comment.objects.filter(turn=card.turn, author=request.user).last()
+        mine = Comment.objects.filter(turn=card.turn, group=card.group, author=request.user)
+        last = mine.last()
         # a double-submitted form posts the same text twice: keep one
         if last is None or (last.text, last.round) != (text, card.round):
-            Comment.objects.create(turn=card.turn, author=request.user, round=card.round, text=text)
+            Comment.objects.create(
+                turn=card.turn, group=card.group, author=request.user, round=card.round, text=text
+            )
     if request.htmx:
-        ctx = {"study": study, "card": card, "comments": _comments(card.turn)}
+        ctx = {"study": study, "card": card, "comments": _comments(card)}
         ctx.update(comment_error=error, comment_text=text if error else "")
         return render(request, "annotation/discussion/_thread.html", ctx, status=http)
     if not error:
-        return redirect(reverse("discussion", args=[study.slug, card.turn.pk]) + "#thread")
+        url = reverse("discussion", args=[study.slug, card.turn.pk])
+        return redirect(f"{url}{card.query}#thread")
     return _render_discussion(
         request, study, card, comment_error=error, comment_text=text, http=http, page=True
     )
@@ -291,11 +343,11 @@ def decide(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     """The moderator's consensus on a disputed or escalated card, with a rationale. A second
     decision (double submit, two moderators) changes nothing and says who decided: 409."""
     study, role = get_study_for_user(request.user, slug)
-    card = _get_card_for_discussion(request.user, study, role, turn_id)
+    card = _card(request, study, role, turn_id)
     if not card.is_moderator:
         raise PermissionDenied("Only the group's moderator or a lead decides a card.")
     form = DecisionForm(request.POST, types=study.taxonomy_version.type_list())
-    existing = Consensus.objects.current().filter(turn=card.turn).first()
+    existing = Consensus.objects.current().filter(turn=card.turn, group=card.group).first()
     if existing is not None:
         return _decision_refused(request, study, card, form, str(AlreadyDecided(existing)))
     if card.status == CardStatus.OPEN:
@@ -309,7 +361,7 @@ def decide(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     except AlreadyDecided as e:
         return _decision_refused(request, study, card, form, str(e))
     if not request.htmx:
-        return redirect("discussion", slug=study.slug, turn_id=card.turn.pk)
+        return redirect(reverse("discussion", args=[study.slug, card.turn.pk]) + card.query)
     return _render_discussion(request, study, _reload(request.user, study, card))
 
 
@@ -329,22 +381,17 @@ def card_timeline(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse
     """Every label revision, comment, consensus (current or not) and proposal of the card,
     in time order. A fixed number of queries however long the history."""
     study, role = get_study_for_user(request.user, slug)
-    card = _get_card_for_discussion(request.user, study, role, turn_id)
+    card = _card(request, study, role, turn_id)
     turn = card.turn
-    annotations = (
-        Annotation.objects.filter(turn=turn).select_related("annotator").prefetch_related("types")
-    )
+    annotations = _group_annotations(card).select_related("annotator").prefetch_related("types")
     consensus = (
-        Consensus.objects.filter(turn=turn)
+        Consensus.objects.filter(turn=turn, group=card.group)
         .select_related("decided_by", "taxonomy_version__taxonomy")
         .prefetch_related("types")
     )
     events = chain(
         (("annotation", a.created_at, a) for a in annotations),
-        (
-            ("comment", c.created_at, c)
-            for c in Comment.objects.filter(turn=turn).select_related("author")
-        ),
+        (("comment", c.created_at, c) for c in _comments(card)),
         (("consensus", c.decided_at, c) for c in consensus),
         _proposal_events(_proposals(turn)),
     )
@@ -386,7 +433,7 @@ def _render_discussion(
 ) -> HttpResponse:
     types = study.taxonomy_version.type_list()
     annotations = list(
-        Annotation.objects.filter(turn=card.turn)
+        _group_annotations(card)
         .select_related("annotator")
         .prefetch_related("types")
         .order_by("round", "id")
@@ -394,7 +441,7 @@ def _render_discussion(
     annotators = list(card.group.annotators.order_by("username"))
     consensus = (
         Consensus.objects.current()
-        .filter(turn=card.turn)
+        .filter(turn=card.turn, group=card.group)
         .select_related("decided_by", "taxonomy_version__taxonomy")
         .prefetch_related("types")
         .first()
@@ -417,7 +464,7 @@ def _render_discussion(
         "conversation": card.turn.conversation,
         "types": types,
         "rounds": _rounds(annotations, annotators, card),
-        "comments": _comments(card.turn),
+        "comments": _comments(card),
         "consensus": consensus,
         "form": form,
         "mine": mine,
@@ -474,8 +521,21 @@ def _latest_of(annotations: list[Annotation], user, round: int) -> Annotation | 
     return max(mine, key=lambda a: a.round, default=None)
 
 
-def _comments(turn: Turn):
-    return Comment.objects.filter(turn=turn).select_related("author")
+def _comments(card: DiscussionCard):
+    """The group's thread on the card (groups sharing a card discuss apart)."""
+    return Comment.objects.filter(turn=card.turn, group=card.group).select_related("author")
+
+
+def _group_annotations(card: DiscussionCard):
+    """The card's labels as the group sees them: everyone's but those of people who label it
+    in another group sharing the card (their round 1 is theirs to keep blind)."""
+    others = Group.objects.filter(assignments__conversation_id=card.turn.conversation_id).exclude(
+        pk=card.group.pk
+    )
+    outsiders = set(
+        others.filter(annotators__isnull=False).values_list("annotators", flat=True)
+    ) | set(others.filter(judges__isnull=False).values_list("judges", flat=True))
+    return Annotation.objects.filter(turn=card.turn).exclude(annotator__in=outsiders)
 
 
 def _posted_round(request: HttpRequest, card: DiscussionCard) -> int:

@@ -14,7 +14,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import SuspiciousFileOperation
 from django.core.paginator import Paginator
 from django.db import transaction
-from django.db.models import Count, Prefetch, Q, Sum
+from django.db.models import Count, Prefetch, Sum
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -22,7 +22,17 @@ from django.utils.text import get_valid_filename
 from django.views.decorators.http import require_POST
 
 from .access import get_study_for_lead
-from .models import Conversation, Group, Job, JobKind, Kind, Membership, Role, Study
+from .models import (
+    Conversation,
+    Group,
+    Job,
+    JobKind,
+    Kind,
+    Membership,
+    Role,
+    SeatConflict,
+    Study,
+)
 from .tasks import run_import
 
 IMPORT_FORMATS = ["auto", "native", "wildchat", "lmsys", "sharegpt", "openai"]
@@ -37,8 +47,14 @@ class GroupForm(forms.ModelForm):
 
 
 class AssignForm(forms.Form):
-    group = forms.ModelChoiceField(queryset=Group.objects.none(), empty_label=None)
-    how = forms.ChoiceField(choices=[("count", "count"), ("selection", "selection")])
+    """Assign to one group or to several at once: N unassigned conversations drawn at random
+    (to several groups: an overlap share), the selected unassigned ones, or a calibration set
+    (the selected conversations to every chosen group, whatever groups they already have)."""
+
+    group = forms.ModelMultipleChoiceField(queryset=Group.objects.none())
+    how = forms.ChoiceField(
+        choices=[("count", "count"), ("selection", "selection"), ("calibration", "calibration")]
+    )
     count = forms.IntegerField(min_value=1, required=False)
     seed = forms.IntegerField(min_value=0, required=False)
     conversation = forms.ModelMultipleChoiceField(
@@ -54,7 +70,7 @@ class AssignForm(forms.Form):
         data = super().clean()
         if data.get("how") == "count" and not data.get("count"):
             self.add_error("count", "Say how many conversations to assign.")
-        if data.get("how") == "selection" and not data.get("conversation"):
+        if data.get("how") in ("selection", "calibration") and not data.get("conversation"):
             self.add_error("conversation", "Tick the conversations to assign.")
         return data
 
@@ -64,11 +80,9 @@ class AssignForm(forms.Form):
 
 def _conversation_counts(study: Study) -> dict:
     # One aggregate over the (study, group) index; n_turns spares a count over every turn.
-    counts = Conversation.objects.filter(study=study).aggregate(
-        conversations=Count("id"),
-        turns=Coalesce(Sum("n_turns"), 0),
-        unassigned=Count("id", filter=Q(group__isnull=True)),
-    )
+    conversations = Conversation.objects.filter(study=study)
+    counts = conversations.aggregate(conversations=Count("id"), turns=Coalesce(Sum("n_turns"), 0))
+    counts["unassigned"] = conversations.unassigned().count()
     counts["assigned"] = counts["conversations"] - counts["unassigned"]
     return counts
 
@@ -79,7 +93,11 @@ def conversations(request: HttpRequest, slug: str) -> HttpResponse:
     if request.htmx and request.GET.get("partial") == "counts":
         ctx = {"study": study, "counts": _conversation_counts(study)}
         return render(request, "annotation/lead/conversations.html#counts", ctx)
-    rows = Conversation.objects.filter(study=study).select_related("group").order_by("id")
+    rows = (
+        Conversation.objects.filter(study=study)
+        .prefetch_related(Prefetch("groups", queryset=Group.objects.order_by("name")))
+        .order_by("id")
+    )
     only_unassigned = request.GET.get("show") == "unassigned"
     if only_unassigned:
         rows = rows.unassigned()
@@ -152,7 +170,28 @@ def job_status(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
 # -- assignment -----------------------------------------------------------------------------
 
 
-def _assign_by_count(study: Study, group: Group, n: int, seed: int | None) -> tuple[bool, str]:
+def _names(groups: list[Group]) -> str:
+    return " and ".join(", ".join(g.name for g in groups).rsplit(", ", 1))
+
+
+def _assign_to_all(conversations, groups: list[Group]) -> int:
+    """Assign `conversations` to every group of `groups` (several: they share them, each
+    running its own rounds); how many conversations were new to at least one group."""
+    ids = list(conversations.values_list("pk", flat=True))
+    before = set(
+        Conversation.objects.filter(pk__in=ids, assignments__group__in=groups)
+        .annotate(n=Count("assignments"))
+        .filter(n=len(groups))
+        .values_list("pk", flat=True)
+    )
+    for group in groups:
+        Conversation.objects.filter(pk__in=ids).assign(group)
+    return len(set(ids) - before)
+
+
+def _assign_by_count(
+    study: Study, groups: list[Group], n: int, seed: int | None
+) -> tuple[bool, str]:
     unassigned = Conversation.objects.filter(study=study).unassigned()
     available = unassigned.count()
     if n > available:
@@ -161,21 +200,30 @@ def _assign_by_count(study: Study, group: Group, n: int, seed: int | None) -> tu
         seed = random.SystemRandom().randrange(1_000_000)
     chosen = unassigned.sample(n, seed)
     turns = chosen.aggregate(t=Coalesce(Sum("n_turns"), 0))["t"]
-    done = chosen.assign(group)
+    done = _assign_to_all(chosen, groups)
     return True, (
-        f"Assigned {done} conversations ({turns} turns) to {group} at random with seed {seed}."
+        f"Assigned {done} conversations ({turns} turns) to {_names(groups)} at random "
+        f"with seed {seed}."
     )
 
 
-def _assign_selection(group: Group, selected) -> tuple[bool, str]:
+def _assign_selection(groups: list[Group], selected) -> tuple[bool, str]:
     # Only unassigned ones move: taking a conversation away from a group would orphan the
     # labels its annotators already gave.
     total = selected.count()
-    done = selected.unassigned().assign(group)
+    done = _assign_to_all(selected.unassigned(), groups)
     skipped = total - done
-    message = f"Assigned {done} selected conversations to {group}."
+    message = f"Assigned {done} selected conversations to {_names(groups)}."
     if skipped:
         message += f" {skipped} already had a group and stayed in it."
+    return done > 0, message
+
+
+def _assign_calibration(groups: list[Group], selected) -> tuple[bool, str]:
+    """A calibration set: the selected conversations go to every chosen group as well as to
+    the groups they have; no group loses a conversation."""
+    done = _assign_to_all(selected, groups)
+    message = f"Calibration set: {done} selected conversations newly shared with {_names(groups)}."
     return done > 0, message
 
 
@@ -189,11 +237,17 @@ def assign(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, f"Nothing assigned: {errors}")
         return redirect("lead_conversations", slug)
     data = form.cleaned_data
-    with transaction.atomic():
-        if data["how"] == "count":
-            ok, message = _assign_by_count(study, data["group"], data["count"], data["seed"])
-        else:
-            ok, message = _assign_selection(data["group"], data["conversation"])
+    groups = list(data["group"].order_by("name"))
+    try:
+        with transaction.atomic():
+            if data["how"] == "count":
+                ok, message = _assign_by_count(study, groups, data["count"], data["seed"])
+            elif data["how"] == "calibration":
+                ok, message = _assign_calibration(groups, data["conversation"])
+            else:
+                ok, message = _assign_selection(groups, data["conversation"])
+    except SeatConflict as e:
+        ok, message = False, f"Nothing assigned: {e}."
     (messages.success if ok else messages.error)(request, message)
     return redirect("lead_conversations", slug)
 
@@ -258,6 +312,10 @@ def group_members(request: HttpRequest, slug: str, group_id: int) -> HttpRespons
     elif user == group.moderator:
         error = f"{user} moderates {group}; a moderator cannot also annotate in the group."
     else:
+        try:
+            group.check_seat(user)
+        except SeatConflict as e:
+            return _group_response(request, study, group, f"{e}.")
         study.add_member(user, Role.ANNOTATOR, group.kind)
         group.annotators.add(user)
     return _group_response(request, study, group, error)
@@ -281,6 +339,11 @@ def group_moderator(request: HttpRequest, slug: str, group_id: int) -> HttpRespo
     user, error = _find_user(username) if username else (None, "")
     if user is not None and group.annotators.filter(pk=user.pk).exists():
         user, error = None, f"{user} annotates in {group}; pick someone outside the group."
+    if user is not None:
+        try:
+            group.check_seat(user, labels=False)
+        except SeatConflict as e:
+            user, error = None, f"{e}."
     if not error:
         if user is not None:
             _make_moderator(study, user)

@@ -431,7 +431,13 @@ class Proposal(models.Model):
             new.freeze()
             code = added[locked.name]
             outcome = f"Accepted as {code!r} in {new}."
-            state = CardState.objects.select_for_update().filter(turn_id=locked.turn_id).first()
+            # the card goes back to the proposer's group (groups sharing a card run apart)
+            group = turn.conversation.group_of(locked.proposer)
+            state = (
+                CardState.objects.select_for_update()
+                .filter(turn_id=locked.turn_id, group=group)
+                .first()
+            )
             if state is not None:
                 state.reopen()
                 if state.status != CardStatus.OPEN:
@@ -461,8 +467,8 @@ class Proposal(models.Model):
                 raise ProposalError(f"unknown type code {code!r} in {version}")
             target = types[code]
             turn = locked.turn
-            group = turn.conversation.group
-            state = CardState.objects.filter(turn=turn).first()
+            group = turn.conversation.group_of(locked.proposer)
+            state = CardState.objects.filter(turn=turn, group=group).first()
             round = state.round if state else 1
             who = locked.proposer
             outcome = f"Mapped to {target.name} ({code})."

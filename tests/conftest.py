@@ -52,8 +52,10 @@ def make_conversation(
     study: Study, external_id: str = "c1", n_turns: int = 3, group: Group | None = None
 ) -> Conversation:
     conversation = Conversation.objects.create(
-        study=study, external_id=external_id, source_format="native", n_turns=n_turns, group=group
+        study=study, external_id=external_id, source_format="native", n_turns=n_turns
     )
+    if group is not None:
+        Conversation.objects.filter(pk=conversation.pk).assign(group)
     Turn.objects.bulk_create(
         Turn(
             conversation=conversation,

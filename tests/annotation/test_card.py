@@ -188,11 +188,10 @@ def test_it_shows_earlier_turns_on_request(client, study, alice, conversation):
 
 def _grow_study(study, group, n):
     convs = Conversation.objects.bulk_create(
-        Conversation(
-            study=study, external_id=f"bulk-{i}", source_format="native", n_turns=1, group=group
-        )
+        Conversation(study=study, external_id=f"bulk-{i}", source_format="native", n_turns=1)
         for i in range(n)
     )
+    Conversation.objects.filter(pk__in=[c.pk for c in convs]).assign(group)
     Turn.objects.bulk_create(
         Turn(conversation=c, index=1, user_text="u", reply_text="r") for c in convs
     )

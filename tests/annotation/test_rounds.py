@@ -187,10 +187,26 @@ def test_reopening_keeps_the_old_consensus_as_history(turn, alice, bob):
     assert Consensus.objects.filter(turn=turn).count() == 2
 
 
-def test_a_group_with_one_annotator_never_agrees_with_itself(study, alice):
+def test_it_makes_a_single_annotators_labels_the_consensus_of_their_group(study, alice):
+    # DESIGN.md: a group of one annotator has no rounds; its labels are its consensus
     group = make_group(study, "solo", [alice])
     turn = make_conversation(study, "c9", n_turns=1, group=group).turns.get()
-    submit(turn, alice)
+    submit(turn, alice, "code_rollback")
+    assert state_of(turn).status == CardStatus.AGREED
+    consensus = current_consensus(turn)
+    assert (consensus.method, consensus.codes, consensus.from_round) == (
+        Method.SINGLE,
+        {"code_rollback"},
+        1,
+    )
+    assert consensus.decided_by is None
+
+
+def test_it_waits_for_an_empty_group_to_get_annotators(study, alice):
+    group = make_group(study, "empty", [])
+    turn = make_conversation(study, "c9", n_turns=1, group=group).turns.get()
+    # a label given by someone outside the group never moves the card
+    Annotation.submit(turn=turn, group=group, annotator=alice, types=[])
     assert state_of(turn).status == CardStatus.OPEN
 
 

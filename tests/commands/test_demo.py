@@ -65,7 +65,7 @@ def test_it_sets_up_the_three_groups():
     }
     for group in Group.objects.filter(study__slug="demo"):
         assert group.conversations.count() == 12
-    assert not Conversation.objects.filter(study__slug="demo", group=None).exists()
+    assert not Conversation.objects.filter(study__slug="demo", assignments=None).exists()
 
 
 @pytest.mark.django_db
@@ -73,7 +73,9 @@ def test_it_gives_every_annotator_every_turn_of_their_group():
     run_demo()
     study = Study.objects.get(slug="demo")
     for group in study.groups.all():
-        expected = set(Turn.objects.filter(conversation__group=group).values_list("pk", flat=True))
+        expected = set(
+            Turn.objects.filter(conversation__assignments__group=group).values_list("pk", flat=True)
+        )
         assert len(expected) >= 24
         for user in group.annotators.all():
             cards = set(Turn.objects.for_annotator(study, user).values_list("pk", flat=True))

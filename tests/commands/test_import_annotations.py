@@ -178,13 +178,19 @@ def test_it_keeps_an_existing_members_role_when_adding_them_to_a_group(
     assert study.role_of(lead) == Role.LEAD
 
 
-def test_it_rejects_a_conversation_assigned_to_another_group(tmp_path, study, alice, setup):
+def test_it_rejects_a_second_group_on_a_conversation_when_they_share_an_annotator(
+    tmp_path, study, alice, setup
+):
+    # groups may share a conversation, but one person labels it in one group only
     make_group(study, "g2", annotators=[alice])
     path = write_jsonl(tmp_path / "a.jsonl", record(group="g2"), record())
 
     out, err = run("s1", str(path), "--create-members")
 
-    assert err.strip() == f"{path}:1: group: conversation 'c1' is assigned to group 'g1', not 'g2'"
+    assert err.strip() == (
+        f"{path}:1: group: groups 'g2' and 'g1' cannot share conversations: alice would sit "
+        "in both (one person labels a shared card in one group only, so round 1 stays blind)"
+    )
     assert Conversation.objects.get(external_id="c1").group.name == "g1"
 
 

@@ -22,7 +22,9 @@ def kinds(html: str) -> list[str]:
 
 def test_it_shows_every_change_in_order(client, alice, bob, moderator, disputed):
     label(disputed, alice, "signature_mismatch", round=2)
-    Comment.objects.create(turn=disputed, author=bob, round=2, text="Why signature?")
+    Comment.objects.create(
+        turn=disputed, group=disputed.conversation.group, author=bob, round=2, text="Why signature?"
+    )
     label(disputed, alice, "must_do_omission", round=2, note="changed my mind")
     label(disputed, bob, "must_do_omission", round=2)
     state = CardState.objects.get(turn=disputed)
@@ -78,7 +80,13 @@ def test_it_keeps_the_timeline_queries_constant(client, alice, bob, moderator, d
     small = timeline_queries(client, disputed)
     for i in range(8):
         label(disputed, alice, "signature_mismatch" if i % 2 else "code_rollback", round=2)
-        Comment.objects.create(turn=disputed, author=bob, round=2, text=f"comment {i}")
+        Comment.objects.create(
+            turn=disputed,
+            group=disputed.conversation.group,
+            author=bob,
+            round=2,
+            text=f"comment {i}",
+        )
     label(disputed, bob, "code_rollback", round=2)
     CardState.objects.get(turn=disputed).reopen()
     assert timeline_queries(client, disputed) == small

@@ -58,7 +58,7 @@ def records_of(study: Study, round: int = 1) -> dict:
     """{axis: (records, codes, consensus)} of the study's current labels in `round`."""
     annotations = Annotation.objects.filter(
         turn__conversation__study=study, round=round, is_current=True
-    ).select_related("annotator", "turn__conversation__group")
+    ).select_related("annotator", "turn__conversation")
     rows = [
         {
             "card": a.turn_id,

@@ -1,0 +1,182 @@
+"""A conversation shared by two groups: each runs its own rounds on it, round 1 stays blind
+across groups on every channel, one person labels it in one group only, and the lead assigns
+overlap shares and calibration sets and decides the study-level gold where groups differ."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from annotation.exports import gold_rows
+from annotation.models import (
+    Annotation,
+    Conversation,
+    Method,
+    SeatConflict,
+    StudyGold,
+)
+from tests.conftest import make_conversation, make_group, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+def types(study, *codes):
+    by_code = study.taxonomy_version.types_by_code()
+    return [by_code[c] for c in codes]
+
+
+@pytest.fixture
+def shared(study, alice, bob):
+    """Group A (alice, bob) and group B (carol, dave) share conversation c1."""
+    carol, dave = make_user("carol"), make_user("dave")
+    a = make_group(study, "A", [alice, bob])
+    b = make_group(study, "B", [carol, dave])
+    conversation = make_conversation(study, "c1", n_turns=1, group=a)
+    Conversation.objects.filter(pk=conversation.pk).assign(b)
+    return a, b, carol, dave, conversation.turns.get()
+
+
+def submit(turn, group, user, *codes):
+    study = turn.conversation.study
+    return Annotation.submit(turn=turn, group=group, annotator=user, types=types(study, *codes))
+
+
+def test_it_keeps_group_bs_round_1_labels_from_group_a_before_they_submit(
+    client, study, alice, bob, shared
+):
+    a, b, carol, dave, turn = shared
+    submit(turn, b, carol, "code_rollback")
+    submit(turn, b, dave, "must_do_omission")  # B's card is disputed: B's labels revealed in B
+    client.force_login(alice)
+    card = client.get(reverse("card", args=[study.slug, turn.pk]))
+    assert card.status_code == 200 and card.context["locked"] is False
+    assert "code_rollback" not in card.content.decode().split('name="types"')[0]
+    for name in ("discussion", "card_timeline"):
+        url = reverse(name, args=[study.slug, turn.pk])
+        assert client.get(url).status_code == 404
+        assert client.get(url, {"group": b.pk}).status_code == 404
+    api = client.get(f"/api/studies/{study.slug}/cards/{turn.pk}/")
+    assert "code_rollback" not in api.content.decode()
+    # after alice and bob submit, A's discussion shows A's labels only, never B's
+    submit(turn, a, alice, "ambiguous_instruction")
+    submit(turn, a, bob, "incomplete_instruction")
+    page = client.get(reverse("discussion", args=[study.slug, turn.pk]))
+    assert page.status_code == 200 and page.context["card"].group == a
+    people = {c["annotator"].username for r in page.context["rounds"] for c in r["columns"]}
+    assert people == {"alice", "bob"}
+
+
+def test_it_runs_separate_rounds_and_consensus_per_group(study, alice, bob, shared):
+    a, b, carol, dave, turn = shared
+    for user in (alice, bob):
+        submit(turn, a, user, "code_rollback")
+    assert turn.states.get(group=a).status == "agreed"
+    assert not turn.states.filter(group=b).exists()  # B's round 1 untouched by A's
+    submit(turn, b, carol, "code_rollback")
+    submit(turn, b, dave, "must_do_omission")
+    assert turn.states.get(group=b).status == "disputed"
+    assert turn.consensus.filter(is_current=True).get().group == a
+
+
+def test_it_refuses_a_seat_in_two_groups_sharing_a_conversation(study, alice, shared):
+    a, b, carol, dave, turn = shared
+    with pytest.raises(SeatConflict, match="alice already sits in group 'A'"):
+        b.check_seat(alice)
+    # nor may two groups with a common member start sharing a conversation
+    c = make_group(study, "C", [alice])
+    other = make_conversation(study, "c2", n_turns=1, group=a)
+    with pytest.raises(SeatConflict, match="alice would sit in both"):
+        Conversation.objects.filter(pk=other.pk).assign(c)
+
+
+def test_it_refuses_the_lead_page_seat_with_a_clear_error(client, study, lead, alice, shared):
+    a, b, *_ = shared
+    client.force_login(lead)
+    url = reverse("lead_group_members", args=[study.slug, b.pk])
+    response = client.post(url, {"username": "alice"}, HTTP_HX_REQUEST="true")
+    assert "shares conversations" in response.content.decode()
+    assert not b.annotators.filter(pk=alice.pk).exists()
+
+
+def test_it_assigns_an_overlap_share_to_two_groups_with_a_seed(client, study, lead):
+    a, b = make_group(study, "A"), make_group(study, "B")
+    for i in range(6):
+        make_conversation(study, f"x{i}", n_turns=1)
+    client.force_login(lead)
+    data = {"how": "count", "group": [a.pk, b.pk], "count": 3, "seed": 7}
+    client.post(reverse("lead_assign", args=[study.slug]), data)
+    in_a = set(a.conversations.values_list("pk", flat=True))
+    assert len(in_a) == 3 and in_a == set(b.conversations.values_list("pk", flat=True))
+
+
+def test_it_assigns_a_calibration_set_to_every_chosen_group(client, study, lead):
+    a, b = make_group(study, "A"), make_group(study, "B")
+    conversation = make_conversation(study, "c1", n_turns=1, group=a)
+    client.force_login(lead)
+    data = {"how": "calibration", "group": [a.pk, b.pk], "conversation": [conversation.pk]}
+    client.post(reverse("lead_assign", args=[study.slug]), data)
+    assert set(conversation.groups.values_list("name", flat=True)) == {"A", "B"}
+
+
+def test_it_exports_one_row_per_card_and_group_and_the_study_gold(study, alice, bob, shared):
+    a, b, carol, dave, turn = shared
+    for user in (alice, bob):
+        submit(turn, a, user, "code_rollback")
+    for user in (carol, dave):
+        submit(turn, b, user, "must_do_omission")
+    rows = list(gold_rows(study))
+    assert [(r["group"], r["consensus"]) for r in rows] == [
+        ("A", ["code_rollback"]),
+        ("B", ["must_do_omission"]),
+    ]
+    # another group's annotators stay null in this group's row
+    assert rows[0]["labels_carol"] is None and rows[1]["labels_alice"] is None
+    assert {r["study_gold_method"] for r in rows} == {"pending"}
+    assert rows[0]["study_gold"] is None
+
+
+def test_it_lets_the_lead_decide_the_study_gold_where_groups_differ(
+    client, study, lead, alice, bob, shared
+):
+    a, b, carol, dave, turn = shared
+    for user in (alice, bob):
+        submit(turn, a, user, "code_rollback")
+    for user in (carol, dave):
+        submit(turn, b, user, "must_do_omission")
+    client.force_login(lead)
+    queue = client.get(reverse("lead_gold", args=[study.slug]))
+    assert [t.pk for t, _ in queue.context["page"]] == [turn.pk]
+    url = reverse("lead_gold_decide", args=[study.slug, turn.pk])
+    client.post(url, {"types": ["code_rollback"], "rationale": "A read the reply right"})
+    gold = StudyGold.objects.current().get(turn=turn)
+    assert (gold.codes, gold.decided_by, gold.rationale) == (
+        {"code_rollback"},
+        lead,
+        "A read the reply right",
+    )
+    # a second decision changes nothing; the queue is empty
+    client.post(url, {"types": ["must_do_omission"], "rationale": "no"})
+    assert StudyGold.objects.filter(turn=turn).count() == 1
+    assert list(client.get(reverse("lead_gold", args=[study.slug])).context["page"]) == []
+    row = next(iter(gold_rows(study)))
+    assert (row["study_gold"], row["study_gold_method"], row["study_gold_decided_by"]) == (
+        ["code_rollback"],
+        "lead",
+        "lead",
+    )
+
+
+def test_it_refuses_the_gold_queue_to_non_leads(client, study, alice, shared):
+    client.force_login(alice)
+    assert client.get(reverse("lead_gold", args=[study.slug])).status_code == 404
+
+
+def test_it_gives_groups_agree_when_every_groups_consensus_is_the_same(study, alice, bob, shared):
+    a, b, carol, dave, turn = shared
+    for group, users in ((a, (alice, bob)), (b, (carol, dave))):
+        for user in users:
+            submit(turn, group, user, "code_rollback")
+    rows = list(gold_rows(study))
+    assert {r["study_gold_method"] for r in rows} == {"groups_agree"}
+    assert rows[0]["study_gold"] == ["code_rollback"]
+    assert {r["method"] for r in rows} == {Method.UNANIMOUS}
