@@ -140,7 +140,6 @@ def rows(study) -> list[tuple]:
             "preamble",
             "metadata",
             "n_turns",
-            "group",
         )
     )
     turns = list(
