@@ -11,8 +11,8 @@ skipped, and the rest of the file is still imported."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
+from collections import defaultdict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,7 +21,8 @@ from django.db import transaction
 
 from taxonomy.models import TaxonomyVersion, Type
 
-from .models import Annotation, Conversation, Group, Role, RoundClosed, Source, Study, Turn
+from .label_batch import LabelItem, write_batch
+from .models import Conversation, Group, Seat, SeatRefused, Study, Turn
 
 REQUIRED_FIELDS = ("conversation", "turn", "annotator", "labels", "group")
 
@@ -64,23 +65,21 @@ def resolve_labels(
             raise RecordError(f"labels: unknown type code {code!r} for taxonomy {version}")
         if types_by_code[code] not in types:
             types.append(types_by_code[code])
-    per_axis: dict[int, list[Type]] = {}
-    for t in types:
-        per_axis.setdefault(t.axis_id, []).append(t)
-    for chosen in per_axis.values():
-        axis = chosen[0].axis
-        limit = axis.max_labels if axis.multi_select else 1
-        if limit and len(chosen) > limit:
-            codes_text = ", ".join(t.code for t in chosen)
-            raise RecordError(
-                f"labels: axis {axis.code!r} allows at most {limit} type(s), got {codes_text}"
-            )
+    try:
+        version.check_selection(types)
+    except ValueError as e:
+        raise RecordError(f"labels: {e}") from None
     return types
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict | None, str]]:
     """Yield (line number, record, error) one line at a time, so files of any size stream.
-    Blank lines are skipped silently; a line cut off mid-record is a JSON error."""
+    Blank lines are skipped silently; a line cut off mid-record is a JSON error. JSON errors,
+    records nested too deeply and NUL characters are reported as the conversation importers
+    report them (one shared parser)."""
+    # the conversation importers' parser: both importers report a bad line alike
+    from .importers.readers import BadRecord, parse_record
+
     with open(path, "rb") as f:
         for number, raw in enumerate(f, start=1):
             try:
@@ -92,9 +91,9 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict | None, str]]:
             if not text.strip():
                 continue
             try:
-                record = json.loads(text)
-            except json.JSONDecodeError as e:
-                yield number, None, f"bad JSON: {e.msg} (column {e.colno})"
+                record = parse_record(text)
+            except BadRecord as e:
+                yield number, None, str(e)
                 continue
             if not isinstance(record, dict):
                 yield number, None, f"record must be a JSON object, got {type(record).__name__}"
@@ -136,68 +135,141 @@ def _name(record: dict, key: str) -> str:
 
 
 class _Importer:
-    """Holds the lookups of one import so each conversation, user and group is fetched
-    once, however many records name it."""
+    """One import, in two passes over the file. The first seats everyone the file names (so
+    a group of three is complete before its first card can close round 1); the second
+    writes the labels batch by batch (label_batch.write_batch). Both passes validate each
+    record the same way, with the conversations and turns of a batch fetched at once."""
 
-    def __init__(self, study: Study, create_members: bool, judge: bool = False) -> None:
+    def __init__(
+        self, study: Study, create_members: bool, judge: bool = False, batch_size: int = 2000
+    ) -> None:
         self.study = study
         self.judge = judge
         self.version = study.taxonomy_version
         self.create_members = create_members
+        self.batch_size = batch_size
         self.types_by_code = self.version.types_by_code()
-        self.conversations: dict[str, Conversation | str] = {}
+        self.group_names = dict(Group.objects.filter(study=study).values_list("pk", "name"))
         self.users: dict[str, object] = {}
         self.groups: dict[str, Group] = {}
-        self.group_annotators: set[tuple[int, int]] = set()  # (group pk, user pk) checked
-        # records usually come grouped by conversation: keep only the last one's turns
-        self.turns_of: tuple[int, dict[int, Turn]] = (0, {})
+        # (group name, username) -> the seated user, or why they cannot sit there
+        self.seats: dict[tuple[str, str], object] = {}
+        # conversations this import assigns to a group (pk -> group name), before writing
+        self.assigned: dict[int, str] = {}
         self.report = ImportReport()
 
-    def conversation(self, external_id: object) -> Conversation:
-        if isinstance(external_id, int) and not isinstance(external_id, bool):
-            external_id = str(external_id)
-        if not isinstance(external_id, str) or not external_id:
-            raise RecordError(f"conversation: must be a conversation id, got {external_id!r}")
-        if external_id not in self.conversations:
-            found = list(
-                Conversation.objects.filter(study=self.study, external_id=external_id)
-                .select_related("group")
-                .order_by("pk")[:2]
+    # -- reading ------------------------------------------------------------------------
+
+    def batches(self, path: Path) -> Iterator[list[tuple[int, dict | None, str]]]:
+        batch = []
+        for line in read_jsonl(path):
+            batch.append(line)
+            if len(batch) >= self.batch_size:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+    def lookups(self, records: list[dict]) -> tuple[dict, dict]:
+        """The conversations ({external id: [(pk, group id)]}) and turns ({(conversation
+        pk, index): turn pk}, with {conversation pk: turns}) the batch's records name: two
+        queries a batch."""
+        ids = {_external_id(r["conversation"]) for r in records if "conversation" in r}
+        ids.discard(None)
+        conversations: dict[str, list[tuple[int, int | None]]] = defaultdict(list)
+        rows = Conversation.objects.filter(study=self.study, external_id__in=ids)
+        for pk, external_id, group_id in rows.order_by("pk").values_list(
+            "pk", "external_id", "group_id"
+        ):
+            conversations[external_id].append((pk, group_id))
+        pks = [found[0][0] for found in conversations.values() if len(found) == 1]
+        turns: dict[tuple[int, int], int] = {}
+        counts: dict[int, int] = defaultdict(int)
+        for pk, conversation_id, index in Turn.objects.filter(conversation_id__in=pks).values_list(
+            "pk", "conversation_id", "index"
+        ):
+            turns[(conversation_id, index)] = pk
+            counts[conversation_id] += 1
+        return conversations, {"turns": turns, "counts": counts}
+
+    # -- one record ---------------------------------------------------------------------
+
+    def check(self, record: dict, conversations: dict, turns: dict) -> LabelItem:
+        """Validate a record without writing (the order of the checks is the order of the
+        error messages users see) and find its seat; RecordError when it cannot be
+        imported."""
+        missing = [key for key in REQUIRED_FIELDS if key not in record]
+        if missing:
+            raise RecordError(f"{missing[0]}: missing field")
+        external_id = _external_id(record["conversation"])
+        if external_id is None:
+            raise RecordError(
+                f"conversation: must be a conversation id, got {record['conversation']!r}"
             )
-            if not found:
-                self.conversations[external_id] = "unknown"
-            elif len(found) > 1:
-                self.conversations[external_id] = "ambiguous"
-            else:
-                self.conversations[external_id] = found[0]
-        conversation = self.conversations[external_id]
-        if conversation == "unknown":
+        found = conversations.get(external_id, [])
+        if not found:
             raise RecordError(
                 f"conversation: unknown conversation id {external_id!r} in study {self.study}"
             )
-        if conversation == "ambiguous":
+        if len(found) > 1:
             raise RecordError(
                 f"conversation: id {external_id!r} is ambiguous: several conversations of "
                 f"study {self.study} share it (WildChat hashes repeat)"
             )
-        assert isinstance(conversation, Conversation)
-        return conversation
-
-    def turn(self, conversation: Conversation, index: int) -> Turn:
-        if self.turns_of[0] != conversation.pk:
-            turns = Turn.objects.filter(conversation=conversation).only(
-                "pk", "index", "conversation_id"
-            )
-            self.turns_of = (conversation.pk, {t.index: t for t in turns})
-        turn = self.turns_of[1].get(index)
-        if turn is None:
-            n = len(self.turns_of[1])
+        conversation_id, group_id = found[0]
+        index = _positive_int(record, "turn")
+        turn_id = turns["turns"].get((conversation_id, index))
+        if turn_id is None:
             raise RecordError(
-                f"turn: {index} out of range (conversation {conversation.external_id!r} "
-                f"has {n} turns)"
+                f"turn: {index} out of range (conversation {external_id!r} "
+                f"has {turns['counts'][conversation_id]} turns)"
             )
-        turn.conversation = conversation
-        return turn
+        types = resolve_labels(record["labels"], self.types_by_code, self.version)
+        round = _positive_int(record, "round", default=1)
+        if self.judge and round != 1:
+            raise RecordError("round: a judge's labels are round 1 only")
+        note = _optional_text(record, "note")
+        evidence = _optional_text(record, "evidence")
+        confidence = _confidence(record)
+        group_name = _name(record, "group")
+        username = _name(record, "annotator")
+        assigned_to = self.group_names.get(group_id) or self.assigned.get(conversation_id)
+        if assigned_to is not None and assigned_to != group_name:
+            raise RecordError(
+                f"group: conversation {external_id!r} is assigned to group "
+                f"{assigned_to!r}, not {group_name!r}"
+            )
+        user = self.seat(group_name, username)
+        if assigned_to is None:
+            self.assigned[conversation_id] = group_name
+        return LabelItem(
+            number=0,
+            turn_id=turn_id,
+            group=self.groups[group_name],
+            annotator_id=user.pk,
+            round=round,
+            types=types,
+            note=note,
+            evidence=evidence,
+            confidence=confidence,
+        )
+
+    # -- seats (first pass) -------------------------------------------------------------
+
+    def seat(self, group_name: str, username: str):
+        """The user seated in the group (as annotator, or judge with --judge), once per
+        pair: every record of a refused pair gets the same error."""
+        key = (group_name, username)
+        if key not in self.seats:
+            # nothing to roll back on a refusal: only an existing user can hold another seat
+            try:
+                self.seats[key] = self._seat(self.group(group_name), username)
+            except RecordError as e:
+                self.seats[key] = e
+        seat = self.seats[key]
+        if isinstance(seat, RecordError):
+            raise RecordError(str(seat))
+        return seat
 
     def group(self, name: str) -> Group:
         if name not in self.groups:
@@ -210,12 +282,29 @@ class _Importer:
                     )
                 group = Group.objects.create(study=self.study, name=name)
                 self.report.created_groups.append(name)
+                self.group_names[group.pk] = name
             self.groups[name] = group
         return self.groups[name]
 
-    def annotator(self, username: str, group: Group):
-        User = get_user_model()
+    def _seat(self, group: Group, username: str):
+        user = self.user(username)
+        as_ = Seat.JUDGE if self.judge else Seat.ANNOTATOR
+        held = group.seat_of(user)
+        if held is None and not self.create_members:
+            role = "a judge" if self.judge else "an annotator"
+            raise RecordError(
+                f"annotator: {username!r} is not {role} of group {group.name!r} "
+                "(use --create-members to add them)"
+            )
+        try:
+            group.seat(user, as_)
+        except SeatRefused as e:
+            raise RecordError(f"annotator: {e}") from None
+        return user
+
+    def user(self, username: str):
         if username not in self.users:
+            User = get_user_model()
             user = User.objects.filter(username=username).first()
             if user is None:
                 if not self.create_members:
@@ -227,110 +316,88 @@ class _Importer:
                 user.save()
                 self.report.created_users.append(username)
             self.users[username] = user
-        user = self.users[username]
-        if (group.pk, user.pk) in self.group_annotators:
-            return user
-        # an annotator votes in the group's rounds, a judge (--judge) never does: one user
-        # is never both in one group
-        if self.judge:
-            seat, role, other, other_role = (
-                group.judges,
-                "a judge",
-                group.annotators,
-                "an annotator",
-            )
-        else:
-            seat, role, other, other_role = (
-                group.annotators,
-                "an annotator",
-                group.judges,
-                "a judge",
-            )
-        if other.filter(pk=user.pk).exists():
-            raise RecordError(
-                f"annotator: {username!r} is {other_role} of group {group.name!r}, so cannot "
-                f"be {role} of it"
-            )
-        if not seat.filter(pk=user.pk).exists():
-            if not self.create_members:
-                raise RecordError(
-                    f"annotator: {username!r} is not {role} of group {group.name!r} "
-                    "(use --create-members to add them)"
-                )
-            if not self.judge:
-                # get_or_create: an existing member keeps their role
-                self.study.add_member(user, Role.ANNOTATOR, group.kind)
-            seat.add(user)
-        self.group_annotators.add((group.pk, user.pk))
-        return user
+        return self.users[username]
 
-    def import_record(self, record: dict) -> None:
-        missing = [key for key in REQUIRED_FIELDS if key not in record]
-        if missing:
-            raise RecordError(f"{missing[0]}: missing field")
-        # Validate everything that needs no writes first, so a bad record changes nothing.
-        conversation = self.conversation(record["conversation"])
-        turn = self.turn(conversation, _positive_int(record, "turn"))
-        types = resolve_labels(record["labels"], self.types_by_code, self.version)
-        round = _positive_int(record, "round", default=1)
-        if self.judge and round != 1:
-            raise RecordError("round: a judge's labels are round 1 only")
-        note = _optional_text(record, "note")
-        evidence = _optional_text(record, "evidence")
-        confidence = _confidence(record)
-        group_name = _name(record, "group")
-        username = _name(record, "annotator")
-        if conversation.group is not None and conversation.group.name != group_name:
-            raise RecordError(
-                f"group: conversation {conversation.external_id!r} is assigned to group "
-                f"{conversation.group.name!r}, not {group_name!r}"
-            )
-        # Only --create-members writes before Annotation.record; keep those writes and the
-        # label together so a database error leaves no half-imported record behind.
-        try:
+    # -- the two passes -----------------------------------------------------------------
+
+    def check_batch(
+        self, batch: list[tuple[int, dict | None, str]], path: Path
+    ) -> tuple[list[LabelItem], list[tuple[int, str]]]:
+        records = [record for _, record, _ in batch if record is not None]
+        conversations, turns = self.lookups(records)
+        items, errors = [], []
+        for number, record, error in batch:
+            if record is None:
+                errors.append((number, error))
+                continue
+            try:
+                item = self.check(record, conversations, turns)
+            except RecordError as e:
+                errors.append((number, str(e)))
+                continue
+            item.number = number
+            items.append(item)
+        return items, errors
+
+    def seat_everyone(self, path: Path) -> int:
+        """First pass: validate every record and seat its annotator; returns how many
+        lines hold a record (the second pass's total)."""
+        total = 0
+        for batch in self.batches(path):
+            self.check_batch(batch, path)
+            total += len(batch)
+        self.assigned = {}  # the second pass assigns them for real
+        return total
+
+    def write(self, path: Path, total: int, progress) -> None:
+        done = 0
+        for batch in self.batches(path):
+            items, errors = self.check_batch(batch, path)
             with transaction.atomic():
-                group = self.group(group_name)
-                annotator = self.annotator(username, group)
-                if conversation.group is None:
-                    Conversation.objects.filter(pk=conversation.pk).update(group=group)
-                    conversation.group = group
-                    self.report.assigned_conversations += 1
-                # a judge's labels never move the card: recorded, not submitted
-                write = Annotation.record if self.judge else Annotation.submit
-                extra = {} if self.judge else {"group": group}
-                write(
-                    turn=turn,
-                    **extra,
-                    annotator=annotator,
-                    types=types,
-                    round=round,
-                    note=note,
-                    evidence=evidence,
-                    confidence=confidence,
-                    source=Source.IMPORT,
-                    taxonomy_version=self.version,
-                )
-        except RoundClosed as e:
-            # the same states as labels given in the browser: a closed round refuses
-            raise RecordError(f"round: {e}") from None
+                self.assign()
+                errors += write_batch(self.study, items, judge=self.judge)
+            refused = {number for number, _ in errors}
+            self.report.imported += sum(1 for item in items if item.number not in refused)
+            self.report.rejected += [f"{path}:{n}: {e}" for n, e in sorted(errors)]
+            done += len(batch)
+            if progress is not None:
+                progress(done, total)
+
+    def assign(self) -> None:
+        """Give the conversations this batch's records assigned (check) their group."""
+        by_group: dict[str, list[int]] = defaultdict(list)
+        for conversation_id, group_name in self.assigned.items():
+            by_group[group_name].append(conversation_id)
+        for group_name, ids in by_group.items():
+            n = Conversation.objects.filter(pk__in=ids, group__isnull=True).update(
+                group=self.groups[group_name]
+            )
+            self.report.assigned_conversations += n
+        self.assigned = {}  # written: later batches read the group from the database
+
+
+def _external_id(value: object) -> str | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str) or not value:
+        return None
+    return value
 
 
 def import_annotations(
-    study: Study, path: Path | str, create_members: bool = False, judge: bool = False
+    study: Study,
+    path: Path | str,
+    create_members: bool = False,
+    judge: bool = False,
+    *,
+    batch_size: int = 2000,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ImportReport:
     """Import every valid record of a JSONL file into `study`; see the module docstring.
-    Raises OSError when the file cannot be opened at all."""
+    `progress(records read, records in the file)` is called after each batch. Raises
+    OSError when the file cannot be opened at all."""
     path = Path(path)
-    importer = _Importer(study, create_members, judge)
-    report = importer.report
-    for number, record, error in read_jsonl(path):
-        if record is None:
-            report.rejected.append(f"{path}:{number}: {error}")
-            continue
-        try:
-            importer.import_record(record)
-        except RecordError as e:
-            report.rejected.append(f"{path}:{number}: {e}")
-            continue
-        report.imported += 1
-    return report
+    importer = _Importer(study, create_members, judge, batch_size=batch_size)
+    total = importer.seat_everyone(path)
+    importer.write(path, total, progress)
+    return importer.report
