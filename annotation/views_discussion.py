@@ -2,9 +2,11 @@
 of a disputed card (labels per round side by side, the thread, revise or confirm), the
 moderator's queue and decision, and a card's timeline.
 
-Access is decided here, never in a template: the group's annotators see a card's discussion
-only once round 1 is over for it (`state.revealed`), so nothing of round 1 leaks before every
-annotator has submitted; the group's moderator and the study's leads see it always."""
+Access is decided here, with access.py's rules, never in a template: whoever annotates a card
+sees its discussion only once round 1 is over for it, whatever other role they hold (lead,
+moderator, superuser), so nothing of round 1 leaks before every annotator has submitted; the
+group's moderator and the study's leads who do not annotate it see it always. Every list of
+labels goes through `Annotation.objects.visible_to` as well."""
 
 from __future__ import annotations
 
@@ -19,11 +21,12 @@ from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from taxonomy.models import Proposal, Type
 
-from .access import get_study_for_user
+from .access import annotates, get_study_for_user, may_decide, may_see_round1
 from .forms import AnnotationForm
 from .models import (
     AlreadyDecided,
@@ -33,6 +36,7 @@ from .models import (
     Comment,
     Consensus,
     Group,
+    NotDecidable,
     Role,
     RoundClosed,
     Source,
@@ -54,6 +58,7 @@ class DiscussionCard:
     is_annotator: bool
     is_moderator: bool  # the group's moderator, or a lead
     role: str
+    may_decide: bool  # a moderator or lead who does not annotate the card (access.py)
 
     @property
     def status(self) -> str:
@@ -69,7 +74,7 @@ class DiscussionCard:
 
     @property
     def can_decide(self) -> bool:
-        return self.is_moderator and self.status in (CardStatus.DISPUTED, CardStatus.ESCALATED)
+        return self.may_decide and self.status in (CardStatus.DISPUTED, CardStatus.ESCALATED)
 
     @property
     def can_comment(self) -> bool:
@@ -77,8 +82,9 @@ class DiscussionCard:
 
 
 def _get_card_for_discussion(user, study: Study, role: str, turn_id: int) -> DiscussionCard:
-    """404 unless the user moderates the card's group, leads the study, or annotates in the
-    group and round 1 is over for the card."""
+    """404 unless the user moderates the card's group or leads the study, or annotates in the
+    group; and 404 for whoever annotates the card while round 1 is under way, whatever
+    their other roles (access.may_see_round1)."""
     turn = get_object_or_404(
         Turn.objects.select_related("conversation__group"), pk=turn_id, conversation__study=study
     )
@@ -90,10 +96,11 @@ def _get_card_for_discussion(user, study: Study, role: str, turn_id: int) -> Dis
     if state is not None:
         state.turn, state.group = turn, group
     is_moderator = role == Role.LEAD or group.moderator_id == user.pk
-    is_annotator = group.annotators.filter(pk=user.pk).exists()
-    if not is_moderator and not (is_annotator and state is not None and state.revealed):
+    is_annotator = annotates(user, group)
+    if not (is_moderator or is_annotator) or not may_see_round1(user, group, state):
         raise Http404("No such card")
-    return DiscussionCard(turn, group, state, is_annotator, is_moderator, role)
+    decider = may_decide(user, role, group)
+    return DiscussionCard(turn, group, state, is_annotator, is_moderator, role, decider)
 
 
 def _reload(user, study: Study, card: DiscussionCard) -> DiscussionCard:
@@ -110,6 +117,17 @@ def _get_moderated_groups(user, study: Study, role: str) -> list[Group]:
     if not groups:
         raise Http404("No groups to moderate")
     return groups
+
+
+class CommentForm(forms.Form):
+    """A comment of the thread. A Django CharField refuses a NUL byte, which PostgreSQL
+    cannot store and SQLite can: both databases answer the same 422."""
+
+    text = forms.CharField(
+        label="Comment",
+        strip=True,
+        error_messages={"required": "Write a comment before sending it."},
+    )
 
 
 class DecisionForm(AnnotationForm):
@@ -181,6 +199,7 @@ def moderate_queue(request: HttpRequest, slug: str) -> HttpResponse:
         states = states.involving_type(f["type"])
     current = (
         Annotation.objects.current()
+        .visible_to(request.user, study)
         .select_related("annotator")
         .prefetch_related("types")
         .order_by("round", "annotator__username")
@@ -207,6 +226,7 @@ def moderate_queue(request: HttpRequest, slug: str) -> HttpResponse:
 # --- the discussion page ----------------------------------------------------------------------
 
 
+@never_cache  # Back must fetch the page again: the browser's copy shows labels as they were
 @login_required
 @require_http_methods(["GET", "POST"])
 def discussion(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
@@ -218,6 +238,9 @@ def discussion(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
         return _render_discussion(request, study, card)
     if not card.is_annotator:
         raise PermissionDenied("Only the group's annotators label this card.")
+    stale = _stale_form(request, card)
+    if stale:  # like a refused save: the form shows what is stored, the error says why
+        return _render_discussion(request, study, card, error=stale, http=409)
     form = AnnotationForm(request.POST, types=study.taxonomy_version.type_list())
     if not form.is_valid():
         return _render_discussion(request, study, card, form=form, http=422)
@@ -227,8 +250,9 @@ def discussion(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
             turn=card.turn,
             group=card.group,
             annotator=request.user,
-            # the round the form was shown for: a stale form never lands in a later round
-            round=_posted_round(request, card),
+            # the server's round, checked again under the card's lock: if the card moved on
+            # since it was read, RoundClosed, so a form never lands in a later round
+            round=card.round,
             types=d["chosen_types"],
             note=d["note"],
             evidence=d["evidence"],
@@ -237,7 +261,8 @@ def discussion(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
         )
     except RoundClosed as e:
         card = _reload(request.user, study, card)
-        return _render_discussion(request, study, card, form=form, error=str(e), http=409)
+        # the form shows what is stored, never the refused ticks; the error says why
+        return _render_discussion(request, study, card, error=str(e), http=409)
     if not request.htmx:
         return redirect("discussion", slug=study.slug, turn_id=card.turn.pk)
     return _render_discussion(request, study, _reload(request.user, study, card), saved=True)
@@ -263,13 +288,15 @@ def comment(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     """Add to the thread; an htmx post gets the thread back, newest at the bottom."""
     study, role = get_study_for_user(request.user, slug)
     card = _get_card_for_discussion(request.user, study, role, turn_id)
+    form = CommentForm(request.POST)
     text = request.POST.get("text", "").strip()
     error, http = "", 200
     if not card.can_comment:
         error, http = f"The discussion is closed: this card is {card.status}.", 409
-    elif not text:
-        error, http = "Write a comment before sending it.", 422
+    elif not form.is_valid():
+        error, http = _first_error(form), 422
     else:
+        text = form.cleaned_data["text"]
         last = Comment.objects.filter(turn=card.turn, author=request.user).last()
         # a double-submitted form posts the same text twice: keep one
         if last is None or (last.text, last.round) != (text, card.round):
@@ -292,21 +319,21 @@ def decide(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     decision (double submit, two moderators) changes nothing and says who decided: 409."""
     study, role = get_study_for_user(request.user, slug)
     card = _get_card_for_discussion(request.user, study, role, turn_id)
-    if not card.is_moderator:
+    if not card.may_decide:
+        if card.is_annotator:
+            raise PermissionDenied("You annotate this card: its moderator or a lead decides it.")
         raise PermissionDenied("Only the group's moderator or a lead decides a card.")
     form = DecisionForm(request.POST, types=study.taxonomy_version.type_list())
     existing = Consensus.objects.current().filter(turn=card.turn).first()
     if existing is not None:
         return _decision_refused(request, study, card, form, str(AlreadyDecided(existing)))
-    if card.status == CardStatus.OPEN:
-        message = "Round 1 is still open for this card: its annotators label it blind first."
-        return _decision_refused(request, study, card, form, message)
     if not form.is_valid():
         return _render_discussion(request, study, card, decision_form=form, http=422)
     d = form.cleaned_data
     try:
+        # the model refuses a card that is not disputed or escalated (NotDecidable)
         CardState.decide(card.turn, card.group, request.user, d["chosen_types"], d["rationale"])
-    except AlreadyDecided as e:
+    except (AlreadyDecided, NotDecidable) as e:
         return _decision_refused(request, study, card, form, str(e))
     if not request.htmx:
         return redirect("discussion", slug=study.slug, turn_id=card.turn.pk)
@@ -332,7 +359,10 @@ def card_timeline(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse
     card = _get_card_for_discussion(request.user, study, role, turn_id)
     turn = card.turn
     annotations = (
-        Annotation.objects.filter(turn=turn).select_related("annotator").prefetch_related("types")
+        Annotation.objects.filter(turn=turn)
+        .visible_to(request.user, study)
+        .select_related("annotator")
+        .prefetch_related("types")
     )
     consensus = (
         Consensus.objects.filter(turn=turn)
@@ -387,6 +417,7 @@ def _render_discussion(
     types = study.taxonomy_version.type_list()
     annotations = list(
         Annotation.objects.filter(turn=card.turn)
+        .visible_to(request.user, study)
         .select_related("annotator")
         .prefetch_related("types")
         .order_by("round", "id")
@@ -404,6 +435,9 @@ def _render_discussion(
         checked, no_smell = set(form.data.getlist("types")), bool(form.data.get("no_smell"))
     else:
         checked = mine.codes if mine else set()
+        if card.can_revise:  # a type an expert's decision on my proposal suggests
+            by_code = {t.code: t for t in types}
+            checked = Proposal.objects.pretick(request.user, card.turn, checked, by_code)
         no_smell = mine is not None and not checked
     if decision_form is not None:
         decision_checked = set(decision_form.data.getlist("types"))
@@ -478,8 +512,22 @@ def _comments(turn: Turn):
     return Comment.objects.filter(turn=turn).select_related("author")
 
 
-def _posted_round(request: HttpRequest, card: DiscussionCard) -> int:
-    try:
-        return int(request.POST.get("round", card.round))
-    except ValueError:
-        return card.round
+def _stale_form(request: HttpRequest, card: DiscussionCard) -> str:
+    """Why the posted form is stale, or "". The form carries the round it was shown for; it
+    is compared with the round under way and never used as the round to save in (the
+    server decides that), so "0", "-1" or "two" are refused like any other mismatch."""
+    posted = request.POST.get("round")
+    if posted is None or posted.strip() == str(card.round):
+        return ""
+    return (
+        f"This form was for round {posted.strip()[:12]}, but the card is in round "
+        f"{card.round} ({card.status}): nothing was saved. Read the labels as they are now "
+        "and save again."
+    )
+
+
+def _first_error(form: forms.Form) -> str:
+    """The form's first error, named by its field's label ("Comment: ...")."""
+    for name, errors in form.errors.items():
+        return f"{form.fields[name].label}: {errors[0]}" if name in form.fields else errors[0]
+    return ""
