@@ -12,7 +12,18 @@ File encodings (also in `export_gold --help`):
   `null` is "no record" (nobody labelled / no consensus yet).
 - CSV: a label set is its codes joined with "|", `-` for the empty set ("no smell"), and an
   empty cell for null; every other null is an empty cell too.
-- Parquet: label sets are list<string> columns (null vs [] kept); integers are nullable int64.
+- Parquet: label sets are list<string> columns (null vs [] kept); integers are nullable int64,
+  and the file's pandas metadata makes `pandas.read_parquet` read them as "Int64" (a null
+  would otherwise turn `from_round` or `confidence` into float64).
+In CSV and JSONL an integer is always written as one (`2`, never `2.0`); pandas' own
+`read_csv` / `read_json` still guess float64 for a column with empty cells, so read them with
+`dtype={"from_round": "Int64"}` (`round`, `confidence` likewise).
+
+Optional columns: `with_text` adds the turn's `user_text` and `reply_text`. Blindness:
+`blind_for=user` leaves out what that user may not see (access.round1_hidden_from): other
+annotators' labels on the open cards of the groups they annotate (blank cells in the gold
+file, rows left out of the raw one). The export job is always made blind for whoever started
+it; the command line only with --blind-for.
 """
 
 from __future__ import annotations
@@ -26,8 +37,10 @@ from itertools import islice
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
+from django.db.models import Q
 
-from .models import Annotation, CardStatus, Consensus, Study, Turn
+from .access import round1_hidden_from, round1_hidden_q
+from .models import Annotation, CardStatus, Consensus, Group, Study, Turn
 
 FORMATS = ("csv", "jsonl", "parquet")
 CHUNK_SIZE = 2000
@@ -43,10 +56,15 @@ GOLD_COLUMNS = (
     "method",
     "decided_by",
     "decided_at",
+    "rationale",
     "from_round",
     "taxonomy_version",
     "status",
 )
+# "consensus" to "taxonomy_version": all null on a card with no current consensus
+_CONSENSUS_COLUMNS = GOLD_COLUMNS[GOLD_COLUMNS.index("consensus") : GOLD_COLUMNS.index("status")]
+# with_text: the card's text, after the fixed columns (before the labels_<username> ones)
+TEXT_COLUMNS = ("user_text", "reply_text")
 RAW_COLUMNS = (
     "study",
     "group",
@@ -63,13 +81,33 @@ RAW_COLUMNS = (
     "confidence",
     "taxonomy_version",
 )
-# columns holding a label set (list of codes or null); every other column is a scalar
 _INT_COLUMNS = {"turn", "from_round", "round", "confidence"}
 _BOOL_COLUMNS = {"is_current"}
 
 
 def _iso(value) -> str | None:
     return value.isoformat() if value is not None else None
+
+
+def gold_columns(study: Study, round: int = 1, with_text: bool = False) -> list[str]:
+    text = list(TEXT_COLUMNS) if with_text else []
+    return [*GOLD_COLUMNS, *text, *label_columns(study, round)]
+
+
+def raw_columns(with_text: bool = False) -> list[str]:
+    return [*RAW_COLUMNS, *(TEXT_COLUMNS if with_text else ())]
+
+
+def annotates_in(user, study: Study) -> bool:
+    """Whether `user` is an annotator of one of the study's groups."""
+    return Group.objects.filter(study=study, annotators=user).exists()
+
+
+def may_download(user, study: Study, result: dict) -> bool:
+    """Whether `user` may have the file of an export job whose result is `result`: a user who
+    annotates in the study only a file made blind for them (the lead who does not annotate
+    may have any). Asked at download time, so joining a group later closes old files."""
+    return not annotates_in(user, study) or result.get("blind_for_id") == user.pk
 
 
 def label_columns(study: Study, round: int = 1) -> list[str]:
@@ -89,9 +127,9 @@ def label_columns(study: Study, round: int = 1) -> list[str]:
     return [f"labels_{name}" for name in sorted(set(in_groups) | set(labelled))]
 
 
-def _gold_cards(study: Study):
+def _gold_cards(study: Study, with_text: bool = False):
     """The study's cards (turns of conversations assigned to a group) as plain values, in
-    conversation then turn order."""
+    conversation then turn order; the texts last, and only when asked (they are the bulk)."""
     return (
         Turn.objects.filter(conversation__study=study, conversation__group__isnull=False)
         .order_by("conversation_id", "index")
@@ -102,15 +140,16 @@ def _gold_cards(study: Study):
             "conversation__external_id",
             "conversation__group__name",
             "state__status",
+            *(TEXT_COLUMNS if with_text else ()),
         )
     )
 
 
-def _card_chunks(study: Study, chunk_size: int) -> Iterator[list[tuple]]:
+def _card_chunks(study: Study, chunk_size: int, with_text: bool = False) -> Iterator[list[tuple]]:
     """Keyset pagination on (conversation, index) as one row value, so each chunk is an
     index range scan however deep into the study it is (OFFSET, or an OR of two ranges,
     would rescan everything before it)."""
-    cards = _gold_cards(study)
+    cards = _gold_cards(study, with_text)
     last = None
     while True:
         page = cards
@@ -142,18 +181,28 @@ def _sets_by_turn(rows: Iterable[tuple]) -> dict:
     return sets
 
 
-def gold_rows(study: Study, round: int = 1, chunk_size: int = CHUNK_SIZE) -> Iterator[dict]:
+def gold_rows(
+    study: Study,
+    round: int = 1,
+    chunk_size: int = CHUNK_SIZE,
+    with_text: bool = False,
+    blind_for=None,
+) -> Iterator[dict]:
     """One dict per card, in conversation then turn order: the current consensus with its
-    provenance (null when the card has none), the card's status, and each annotator's
-    labels in `round` under `labels_<username>` (null = no record, [] = "no smell").
-    Plain values, three queries a chunk: no model instance is built per card."""
+    provenance (null when the card has none), the card's status, the turn's text with
+    `with_text`, and each annotator's labels in `round` under `labels_<username>` (null =
+    no record, [] = "no smell"; also null where `blind_for` may not see them). Plain
+    values, three queries a chunk: no model instance is built per card."""
     columns = label_columns(study, round)
-    for chunk in _card_chunks(study, chunk_size):
+    for chunk in _card_chunks(study, chunk_size, with_text):
         ids = [card[0] for card in chunk]
+        annotations = Annotation.objects.current().filter(turn_id__in=ids, round=round)
+        if blind_for is not None:
+            # a subquery of the labels query (no query more), bounded to the chunk's cards
+            hidden = round1_hidden_from(blind_for, study).filter(pk__in=ids)
+            annotations = annotations.exclude(Q(turn__in=hidden) & ~Q(annotator=blind_for))
         labels = _sets_by_turn(
-            Annotation.objects.current()
-            .filter(turn_id__in=ids, round=round)
-            .values_list("turn_id", "annotator__username", "types__code")
+            annotations.values_list("turn_id", "annotator__username", "types__code")
         )
         by_turn: dict[int, dict] = {}
         for (turn_id, username), codes in labels.items():
@@ -166,6 +215,7 @@ def gold_rows(study: Study, round: int = 1, chunk_size: int = CHUNK_SIZE) -> Ite
                 "method",
                 "decided_by__username",
                 "decided_at",
+                "rationale",
                 "from_round",
                 "taxonomy_version__taxonomy__slug",
                 "taxonomy_version__number",
@@ -173,7 +223,7 @@ def gold_rows(study: Study, round: int = 1, chunk_size: int = CHUNK_SIZE) -> Ite
             )
         )
         decided = {key[0]: (key, codes) for key, codes in consensus.items()}
-        for turn_id, _, index, external_id, group, status in chunk:
+        for turn_id, _, index, external_id, group, status, *text in chunk:
             row = {
                 "study": study.slug,
                 "group": group,
@@ -182,6 +232,7 @@ def gold_rows(study: Study, round: int = 1, chunk_size: int = CHUNK_SIZE) -> Ite
                 **_consensus_columns(decided.get(turn_id)),
                 # no state row: nobody has labelled the card yet
                 "status": status or str(CardStatus.OPEN),
+                **dict(zip(TEXT_COLUMNS, text, strict=False)),
             }
             row.update(dict.fromkeys(columns))
             row.update(by_turn.get(turn_id, {}))
@@ -190,28 +241,35 @@ def gold_rows(study: Study, round: int = 1, chunk_size: int = CHUNK_SIZE) -> Ite
 
 def _consensus_columns(decision: tuple | None) -> dict:
     if decision is None:
-        return dict.fromkeys(
-            ("consensus", "method", "decided_by", "decided_at", "from_round", "taxonomy_version")
-        )
-    (_, method, decided_by, decided_at, from_round, slug, number), codes = decision
+        return dict.fromkeys(_CONSENSUS_COLUMNS)
+    (_, method, decided_by, decided_at, rationale, from_round, slug, number), codes = decision
     return {
         "consensus": codes,
         "method": method,
         "decided_by": decided_by,
         "decided_at": _iso(decided_at),
+        # only a moderator gives one; "" (unanimous, discussion) is no rationale: null
+        "rationale": rationale or None,
         "from_round": from_round,
         "taxonomy_version": f"{slug} v{number}",
     }
 
 
 def raw_rows(
-    study: Study, round: int | None = None, chunk_size: int = CHUNK_SIZE
+    study: Study,
+    round: int | None = None,
+    chunk_size: int = CHUNK_SIZE,
+    with_text: bool = False,
+    blind_for=None,
 ) -> Iterator[dict]:
     """Every annotation row of the study, all revisions, in the order they were recorded
-    (`round` limits it to one round). Plain values, two queries a chunk."""
+    (`round` limits it to one round; `blind_for` leaves out the rows that user may not
+    see). Plain values, two queries a chunk."""
     annotations = Annotation.objects.filter(turn__conversation__study=study).order_by("pk")
     if round is not None:
         annotations = annotations.filter(round=round)
+    if blind_for is not None:
+        annotations = annotations.exclude(round1_hidden_q(blind_for, study))
     fields = (
         "pk",
         "turn__conversation__group__name",
@@ -227,6 +285,7 @@ def raw_rows(
         "confidence",
         "taxonomy_version__taxonomy__slug",
         "taxonomy_version__number",
+        *(f"turn__{name}" for name in TEXT_COLUMNS if with_text),
     )
     last_pk = 0
     while True:
@@ -236,8 +295,8 @@ def raw_rows(
                 annotation_id__in=[row[0] for row in chunk]
             ).values_list("annotation_id", "type__code")
         )
-        for pk, group, external_id, index, rnd, username, *rest, slug, number in chunk:
-            is_current, source, created_at, note, evidence, confidence = rest
+        for pk, group, external_id, index, rnd, username, *rest in chunk:
+            is_current, source, created_at, note, evidence, confidence, slug, number = rest[:8]
             yield {
                 "study": study.slug,
                 "group": group,
@@ -253,6 +312,7 @@ def raw_rows(
                 "evidence": evidence,
                 "confidence": confidence,
                 "taxonomy_version": f"{slug} v{number}",
+                **dict(zip(TEXT_COLUMNS, rest[8:], strict=False)),
             }
         if len(chunk) < chunk_size:
             return
@@ -266,11 +326,15 @@ def write_gold(
     round: int = 1,
     chunk_size: int = CHUNK_SIZE,
     progress: Callable[[int], None] | None = None,
+    with_text: bool = False,
+    blind_for=None,
 ) -> int:
     """Write `gold_rows` to `path` as csv, jsonl or parquet; returns the number of cards.
     `progress(n)` is called after each row is handed to the writer (the export job's bar)."""
-    columns = [*GOLD_COLUMNS, *label_columns(study, round)]
-    rows = gold_rows(study, round=round, chunk_size=chunk_size)
+    columns = gold_columns(study, round, with_text)
+    rows = gold_rows(
+        study, round=round, chunk_size=chunk_size, with_text=with_text, blind_for=blind_for
+    )
     return _write(_counted(rows, progress), columns, Path(path), fmt, chunk_size)
 
 
@@ -281,10 +345,15 @@ def write_raw(
     round: int | None = None,
     chunk_size: int = CHUNK_SIZE,
     progress: Callable[[int], None] | None = None,
+    with_text: bool = False,
+    blind_for=None,
 ) -> int:
     """Write `raw_rows` to `path` as csv, jsonl or parquet; returns the number of rows."""
-    rows = raw_rows(study, round=round, chunk_size=chunk_size)
-    return _write(_counted(rows, progress), list(RAW_COLUMNS), Path(path), fmt, chunk_size)
+    rows = raw_rows(
+        study, round=round, chunk_size=chunk_size, with_text=with_text, blind_for=blind_for
+    )
+    columns = raw_columns(with_text)
+    return _write(_counted(rows, progress), columns, Path(path), fmt, chunk_size)
 
 
 def _counted(rows: Iterable[dict], progress: Callable[[int], None] | None) -> Iterable[dict]:
@@ -350,6 +419,33 @@ def _write_csv(rows: Iterable[dict], columns: list[str], path: Path, chunk_size:
     return n
 
 
+def _pandas_metadata(columns: list[str]) -> dict[bytes, bytes]:
+    """pyarrow gives pandas float64 for an int64 column with a null (NaN), unless the
+    file's pandas metadata names the nullable "Int64" dtype for it; only those columns are
+    described, pandas takes the others from their Arrow types."""
+    import pandas as pd
+
+    described = [
+        {
+            "name": name,
+            "field_name": name,
+            "pandas_type": "int64",
+            "numpy_type": "Int64",
+            "metadata": None,
+        }
+        for name in columns
+        if name in _INT_COLUMNS
+    ]
+    meta = {
+        "index_columns": [],
+        "column_indexes": [],
+        "columns": described,
+        "creator": {"library": "cardsort"},
+        "pandas_version": pd.__version__,
+    }
+    return {b"pandas": json.dumps(meta).encode()}
+
+
 def _parquet_schema(columns: list[str]):
     import pyarrow as pa
 
@@ -362,7 +458,8 @@ def _parquet_schema(columns: list[str]):
             return pa.bool_()
         return pa.string()
 
-    return pa.schema([(name, field_type(name)) for name in columns])
+    fields = [(name, field_type(name)) for name in columns]
+    return pa.schema(fields, metadata=_pandas_metadata(columns))
 
 
 def _write_parquet(rows: Iterable[dict], columns: list[str], path: Path, chunk_size: int) -> int:
