@@ -11,24 +11,23 @@ skipped, and the rest of the file is still imported."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
+from collections import defaultdict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
 
 from taxonomy.models import TaxonomyVersion, Type
 
+from .label_batch import LabelItem, write_batch
 from .models import (
-    Annotation,
+    Assignment,
     Conversation,
     Group,
-    Role,
-    RoundClosed,
+    Seat,
     SeatConflict,
-    Source,
+    SeatRefused,
     Study,
     Turn,
 )
@@ -74,23 +73,21 @@ def resolve_labels(
             raise RecordError(f"labels: unknown type code {code!r} for taxonomy {version}")
         if types_by_code[code] not in types:
             types.append(types_by_code[code])
-    per_axis: dict[int, list[Type]] = {}
-    for t in types:
-        per_axis.setdefault(t.axis_id, []).append(t)
-    for chosen in per_axis.values():
-        axis = chosen[0].axis
-        limit = axis.max_labels if axis.multi_select else 1
-        if limit and len(chosen) > limit:
-            codes_text = ", ".join(t.code for t in chosen)
-            raise RecordError(
-                f"labels: axis {axis.code!r} allows at most {limit} type(s), got {codes_text}"
-            )
+    try:
+        version.check_selection(types)
+    except ValueError as e:
+        raise RecordError(f"labels: {e}") from None
     return types
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict | None, str]]:
     """Yield (line number, record, error) one line at a time, so files of any size stream.
-    Blank lines are skipped silently; a line cut off mid-record is a JSON error."""
+    Blank lines are skipped silently; a line cut off mid-record is a JSON error. JSON errors,
+    records nested too deeply and NUL characters are reported as the conversation importers
+    report them (one shared parser)."""
+    # the conversation importers' parser: both importers report a bad line alike
+    from .importers.readers import BadRecord, parse_record
+
     with open(path, "rb") as f:
         for number, raw in enumerate(f, start=1):
             try:
@@ -102,9 +99,9 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict | None, str]]:
             if not text.strip():
                 continue
             try:
-                record = json.loads(text)
-            except json.JSONDecodeError as e:
-                yield number, None, f"bad JSON: {e.msg} (column {e.colno})"
+                record = parse_record(text)
+            except BadRecord as e:
+                yield number, None, str(e)
                 continue
             if not isinstance(record, dict):
                 yield number, None, f"record must be a JSON object, got {type(record).__name__}"
@@ -146,69 +143,139 @@ def _name(record: dict, key: str) -> str:
 
 
 class _Importer:
-    """Holds the lookups of one import so each conversation, user and group is fetched
-    once, however many records name it."""
+    """One import, in two passes over the file. The first seats everyone the file names and
+    assigns each conversation to the groups its records name (so a group of three is complete
+    before its first card can close round 1, and a second group on an assigned conversation
+    is accepted or refused before any label); the second
+    writes the labels batch by batch (label_batch.write_batch). Both passes validate each
+    record the same way, with the conversations and turns of a batch fetched at once."""
 
-    def __init__(self, study: Study, create_members: bool, judge: bool = False) -> None:
+    def __init__(
+        self, study: Study, create_members: bool, judge: bool = False, batch_size: int = 2000
+    ) -> None:
         self.study = study
         self.judge = judge
         self.version = study.taxonomy_version
         self.create_members = create_members
+        self.batch_size = batch_size
         self.types_by_code = self.version.types_by_code()
-        self.conversations: dict[str, Conversation | str] = {}
         self.users: dict[str, object] = {}
         self.groups: dict[str, Group] = {}
-        self.group_annotators: set[tuple[int, int]] = set()  # (group pk, user pk) checked
-        self.assigned: set[tuple[int, int]] = set()  # (conversation pk, group pk) checked
-        # records usually come grouped by conversation: keep only the last one's turns
-        self.turns_of: tuple[int, dict[int, Turn]] = (0, {})
+        # (group name, username) -> the seated user, or why they cannot sit there
+        self.seats: dict[tuple[str, str], object] = {}
+        # (conversation pk, group name) -> None once assigned, or why it cannot be
+        self.assigned: dict[tuple[int, str], RecordError | None] = {}
         self.report = ImportReport()
 
-    def conversation(self, external_id: object) -> Conversation:
-        if isinstance(external_id, int) and not isinstance(external_id, bool):
-            external_id = str(external_id)
-        if not isinstance(external_id, str) or not external_id:
-            raise RecordError(f"conversation: must be a conversation id, got {external_id!r}")
-        if external_id not in self.conversations:
-            found = list(
-                Conversation.objects.filter(study=self.study, external_id=external_id).order_by(
-                    "pk"
-                )[:2]
+    # -- reading ------------------------------------------------------------------------
+
+    def batches(self, path: Path) -> Iterator[list[tuple[int, dict | None, str]]]:
+        batch = []
+        for line in read_jsonl(path):
+            batch.append(line)
+            if len(batch) >= self.batch_size:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+    def lookups(self, records: list[dict]) -> tuple[dict, dict]:
+        """The conversations ({external id: [pk]}), turns ({(conversation pk, index): turn
+        pk}, with {conversation pk: turns}) and assignments ({(conversation pk, group
+        name)}) the batch's records name: three queries a batch."""
+        ids = {_external_id(r["conversation"]) for r in records if "conversation" in r}
+        ids.discard(None)
+        conversations: dict[str, list[int]] = defaultdict(list)
+        rows = Conversation.objects.filter(study=self.study, external_id__in=ids)
+        for pk, external_id in rows.order_by("pk").values_list("pk", "external_id"):
+            conversations[external_id].append(pk)
+        pks = [found[0] for found in conversations.values() if len(found) == 1]
+        turns: dict[tuple[int, int], int] = {}
+        counts: dict[int, int] = defaultdict(int)
+        for pk, conversation_id, index in Turn.objects.filter(conversation_id__in=pks).values_list(
+            "pk", "conversation_id", "index"
+        ):
+            turns[(conversation_id, index)] = pk
+            counts[conversation_id] += 1
+        assigned = set(
+            Assignment.objects.filter(conversation_id__in=pks).values_list(
+                "conversation_id", "group__name"
             )
-            if not found:
-                self.conversations[external_id] = "unknown"
-            elif len(found) > 1:
-                self.conversations[external_id] = "ambiguous"
-            else:
-                self.conversations[external_id] = found[0]
-        conversation = self.conversations[external_id]
-        if conversation == "unknown":
+        )
+        return conversations, {"turns": turns, "counts": counts, "assigned": assigned}
+
+    # -- one record ---------------------------------------------------------------------
+
+    def check(self, record: dict, conversations: dict, turns: dict) -> LabelItem:
+        """Validate a record (the order of the checks is the order of the error messages
+        users see), seat its annotator and assign its conversation to its group (the only
+        writes before the labels); RecordError when it cannot be imported."""
+        missing = [key for key in REQUIRED_FIELDS if key not in record]
+        if missing:
+            raise RecordError(f"{missing[0]}: missing field")
+        external_id = _external_id(record["conversation"])
+        if external_id is None:
+            raise RecordError(
+                f"conversation: must be a conversation id, got {record['conversation']!r}"
+            )
+        found = conversations.get(external_id, [])
+        if not found:
             raise RecordError(
                 f"conversation: unknown conversation id {external_id!r} in study {self.study}"
             )
-        if conversation == "ambiguous":
+        if len(found) > 1:
             raise RecordError(
                 f"conversation: id {external_id!r} is ambiguous: several conversations of "
                 f"study {self.study} share it (WildChat hashes repeat)"
             )
-        assert isinstance(conversation, Conversation)
-        return conversation
-
-    def turn(self, conversation: Conversation, index: int) -> Turn:
-        if self.turns_of[0] != conversation.pk:
-            turns = Turn.objects.filter(conversation=conversation).only(
-                "pk", "index", "conversation_id"
-            )
-            self.turns_of = (conversation.pk, {t.index: t for t in turns})
-        turn = self.turns_of[1].get(index)
-        if turn is None:
-            n = len(self.turns_of[1])
+        conversation_id = found[0]
+        index = _positive_int(record, "turn")
+        turn_id = turns["turns"].get((conversation_id, index))
+        if turn_id is None:
             raise RecordError(
-                f"turn: {index} out of range (conversation {conversation.external_id!r} "
-                f"has {n} turns)"
+                f"turn: {index} out of range (conversation {external_id!r} "
+                f"has {turns['counts'][conversation_id]} turns)"
             )
-        turn.conversation = conversation
-        return turn
+        types = resolve_labels(record["labels"], self.types_by_code, self.version)
+        round = _positive_int(record, "round", default=1)
+        if self.judge and round != 1:
+            raise RecordError("round: a judge's labels are round 1 only")
+        note = _optional_text(record, "note")
+        evidence = _optional_text(record, "evidence")
+        confidence = _confidence(record)
+        group_name = _name(record, "group")
+        username = _name(record, "annotator")
+        user = self.seat(group_name, username)
+        if (conversation_id, group_name) not in turns["assigned"]:
+            self.assign(conversation_id, group_name)
+        return LabelItem(
+            number=0,
+            turn_id=turn_id,
+            group=self.groups[group_name],
+            annotator_id=user.pk,
+            round=round,
+            types=types,
+            note=note,
+            evidence=evidence,
+            confidence=confidence,
+        )
+
+    # -- seats (first pass) -------------------------------------------------------------
+
+    def seat(self, group_name: str, username: str):
+        """The user seated in the group (as annotator, or judge with --judge), once per
+        pair: every record of a refused pair gets the same error."""
+        key = (group_name, username)
+        if key not in self.seats:
+            # nothing to roll back on a refusal: only an existing user can hold another seat
+            try:
+                self.seats[key] = self._seat(self.group(group_name), username)
+            except RecordError as e:
+                self.seats[key] = e
+        seat = self.seats[key]
+        if isinstance(seat, RecordError):
+            raise RecordError(str(seat))
+        return seat
 
     def group(self, name: str) -> Group:
         if name not in self.groups:
@@ -224,9 +291,25 @@ class _Importer:
             self.groups[name] = group
         return self.groups[name]
 
-    def annotator(self, username: str, group: Group):
-        User = get_user_model()
+    def _seat(self, group: Group, username: str):
+        user = self.user(username)
+        as_ = Seat.JUDGE if self.judge else Seat.ANNOTATOR
+        held = group.seat_of(user)
+        if held is None and not self.create_members:
+            role = "a judge" if self.judge else "an annotator"
+            raise RecordError(
+                f"annotator: {username!r} is not {role} of group {group.name!r} "
+                "(use --create-members to add them)"
+            )
+        try:
+            group.seat(user, as_)
+        except SeatRefused as e:
+            raise RecordError(f"annotator: {e}") from None
+        return user
+
+    def user(self, username: str):
         if username not in self.users:
+            User = get_user_model()
             user = User.objects.filter(username=username).first()
             if user is None:
                 if not self.create_members:
@@ -238,137 +321,91 @@ class _Importer:
                 user.save()
                 self.report.created_users.append(username)
             self.users[username] = user
-        user = self.users[username]
-        if (group.pk, user.pk) in self.group_annotators:
-            return user
-        try:
-            # one person labels a shared conversation in one group only
-            group.check_seat(user)
-        except SeatConflict as e:
-            raise RecordError(f"annotator: {e}") from None
-        # an annotator votes in the group's rounds, a judge (--judge) never does: one user
-        # is never both in one group
-        if self.judge:
-            seat, role, other, other_role = (
-                group.judges,
-                "a judge",
-                group.annotators,
-                "an annotator",
-            )
-        else:
-            seat, role, other, other_role = (
-                group.annotators,
-                "an annotator",
-                group.judges,
-                "a judge",
-            )
-        if other.filter(pk=user.pk).exists():
-            raise RecordError(
-                f"annotator: {username!r} is {other_role} of group {group.name!r}, so cannot "
-                f"be {role} of it"
-            )
-        if not seat.filter(pk=user.pk).exists():
-            if not self.create_members:
-                raise RecordError(
-                    f"annotator: {username!r} is not {role} of group {group.name!r} "
-                    "(use --create-members to add them)"
-                )
-            if not self.judge:
-                # get_or_create: an existing member keeps their role
-                self.study.add_member(user, Role.ANNOTATOR, group.kind)
-            seat.add(user)
-        self.group_annotators.add((group.pk, user.pk))
-        return user
+        return self.users[username]
 
-    def assign(self, conversation: Conversation, group: Group) -> None:
-        """A conversation not yet assigned to the record's group is assigned to it (as well
-        as to any other: groups may share a conversation, each with its own rounds)."""
-        if (conversation.pk, group.pk) in self.assigned:
-            return
-        try:
-            added = Conversation.objects.filter(pk=conversation.pk).assign(group)
-        except SeatConflict as e:
-            raise RecordError(f"group: {e}") from None
-        self.report.assigned_conversations += added
-        self.assigned.add((conversation.pk, group.pk))
+    # -- the two passes -----------------------------------------------------------------
 
-    def import_record(self, record: dict, seat_only: bool = False) -> None:
-        """Validate and import one record; `seat_only` validates it and only seats its
-        annotator in its group (the first pass of an import with --create-members)."""
-        missing = [key for key in REQUIRED_FIELDS if key not in record]
-        if missing:
-            raise RecordError(f"{missing[0]}: missing field")
-        # Validate everything that needs no writes first, so a bad record changes nothing.
-        conversation = self.conversation(record["conversation"])
-        turn = self.turn(conversation, _positive_int(record, "turn"))
-        types = resolve_labels(record["labels"], self.types_by_code, self.version)
-        round = _positive_int(record, "round", default=1)
-        if self.judge and round != 1:
-            raise RecordError("round: a judge's labels are round 1 only")
-        note = _optional_text(record, "note")
-        evidence = _optional_text(record, "evidence")
-        confidence = _confidence(record)
-        group_name = _name(record, "group")
-        username = _name(record, "annotator")
-        # Only --create-members writes before Annotation.record; keep those writes and the
-        # label together so a database error leaves no half-imported record behind.
-        if seat_only:
-            with transaction.atomic():
-                group = self.group(group_name)
-                self.assign(conversation, group)
-                self.annotator(username, group)
-            return
-        try:
-            with transaction.atomic():
-                group = self.group(group_name)
-                self.assign(conversation, group)
-                annotator = self.annotator(username, group)
-                # a judge's labels never move the card: recorded, not submitted
-                write = Annotation.record if self.judge else Annotation.submit
-                extra = {} if self.judge else {"group": group}
-                write(
-                    turn=turn,
-                    **extra,
-                    annotator=annotator,
-                    types=types,
-                    round=round,
-                    note=note,
-                    evidence=evidence,
-                    confidence=confidence,
-                    source=Source.IMPORT,
-                    taxonomy_version=self.version,
-                )
-        except RoundClosed as e:
-            # the same states as labels given in the browser: a closed round refuses
-            raise RecordError(f"round: {e}") from None
+    def check_batch(
+        self, batch: list[tuple[int, dict | None, str]], path: Path
+    ) -> tuple[list[LabelItem], list[tuple[int, str]]]:
+        records = [record for _, record, _ in batch if record is not None]
+        conversations, turns = self.lookups(records)
+        items, errors = [], []
+        for number, record, error in batch:
+            if record is None:
+                errors.append((number, error))
+                continue
+            try:
+                item = self.check(record, conversations, turns)
+            except RecordError as e:
+                errors.append((number, str(e)))
+                continue
+            item.number = number
+            items.append(item)
+        return items, errors
+
+    def seat_everyone(self, path: Path) -> int:
+        """First pass: validate every record and seat its annotator; returns how many
+        lines hold a record (the second pass's total)."""
+        total = 0
+        for batch in self.batches(path):
+            self.check_batch(batch, path)
+            total += len(batch)
+        return total
+
+    def write(self, path: Path, total: int, progress) -> None:
+        done = 0
+        for batch in self.batches(path):
+            items, errors = self.check_batch(batch, path)
+            errors += write_batch(self.study, items, judge=self.judge)
+            refused = {number for number, _ in errors}
+            self.report.imported += sum(1 for item in items if item.number not in refused)
+            self.report.rejected += [f"{path}:{n}: {e}" for n, e in sorted(errors)]
+            done += len(batch)
+            if progress is not None:
+                progress(done, total)
+
+    def assign(self, conversation_id: int, group_name: str) -> None:
+        """Assign the conversation to the record's group if it is not yet (as well as to
+        any other: groups may share a conversation, each with its own rounds), once per
+        pair: every record of a refused pair gets the same error. Refused when someone
+        would label the conversation in two groups (SeatConflict)."""
+        key = (conversation_id, group_name)
+        if key not in self.assigned:
+            try:
+                self.report.assigned_conversations += Conversation.objects.filter(
+                    pk=conversation_id
+                ).assign(self.groups[group_name])
+                self.assigned[key] = None
+            except SeatConflict as e:
+                self.assigned[key] = RecordError(f"group: {e}")
+        error = self.assigned[key]
+        if error is not None:
+            raise RecordError(str(error))
+
+
+def _external_id(value: object) -> str | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str) or not value:
+        return None
+    return value
 
 
 def import_annotations(
-    study: Study, path: Path | str, create_members: bool = False, judge: bool = False
+    study: Study,
+    path: Path | str,
+    create_members: bool = False,
+    judge: bool = False,
+    *,
+    batch_size: int = 2000,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ImportReport:
     """Import every valid record of a JSONL file into `study`; see the module docstring.
-    Raises OSError when the file cannot be opened at all."""
+    `progress(records read, records in the file)` is called after each batch. Raises
+    OSError when the file cannot be opened at all."""
     path = Path(path)
-    importer = _Importer(study, create_members, judge)
-    report = importer.report
-    if create_members and not judge:
-        # Seat every annotator the file names before any label moves a card: a group whose
-        # second annotator comes later in the file must not look like a group of one (whose
-        # labels are its consensus at once). Bad records are reported by the second pass.
-        for _number, record, _error in read_jsonl(path):
-            if record is not None:
-                try:
-                    importer.import_record(record, seat_only=True)
-                except RecordError:
-                    pass
-    for number, record, error in read_jsonl(path):
-        if record is None:
-            report.rejected.append(f"{path}:{number}: {error}")
-            continue
-        try:
-            importer.import_record(record)
-        except RecordError as e:
-            report.rejected.append(f"{path}:{number}: {e}")
-            continue
-        report.imported += 1
-    return report
+    importer = _Importer(study, create_members, judge, batch_size=batch_size)
+    total = importer.seat_everyone(path)
+    importer.write(path, total, progress)
+    return importer.report

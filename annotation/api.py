@@ -4,7 +4,9 @@
 
 Same access rules as the pages (annotation/access.py): a study you are not a member of is a
 404, so is a card outside your groups. Round 1 is blind: no response here ever carries
-another annotator's round-1 labels, except the leads' list of all annotations."""
+another annotator's round-1 labels to someone who annotates that card while it is in round 1,
+whatever their role; the leads' list of all annotations goes through the same rule
+(`Annotation.objects.visible_to`)."""
 
 from __future__ import annotations
 
@@ -13,16 +15,22 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.decorators import api_view
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from taxonomy.models import TaxonomyVersion
 
-from .access import get_card_for_annotator, get_study_for_lead, get_study_for_user
+from .access import (
+    agreement_locked_reason,
+    get_card_for_annotator,
+    get_study_for_lead,
+    get_study_for_user,
+)
 from .models import (
     Annotation,
+    CardState,
     JobKind,
     JobStatus,
     Membership,
@@ -168,16 +176,21 @@ def annotate(request: Request, slug: str, turn_id: int) -> Response:
     )
     serializer.is_valid(raise_exception=True)
     data = serializer.validated_data
-    round = data["round"]
     last_round = 1 + study.discussion_rounds
-    if round > last_round:
+    if data["round"] > last_round:
         raise ValidationError({"round": [f"this study has rounds 1 to {last_round}"]})
+    # the server decides the round: the client's (1 unless given) is only checked against it
+    state = CardState.objects.filter(turn=turn).first()
+    round = state.round if state is not None else 1
+    if data["round"] != round:
+        return _conflict(_wrong_round(state, data["round"]))
     try:
         annotation = Annotation.submit(
             turn=turn,
             group=group,
             annotator=request.user,
             types=data["labels"],
+            # checked again under the card's lock: a card that moved on meanwhile is a 409
             round=round,
             note=data["note"],
             evidence=data["evidence"],
@@ -194,6 +207,17 @@ def _conflict(message: str) -> Response:
     return Response({"detail": message}, status=status.HTTP_409_CONFLICT)
 
 
+def _wrong_round(state: CardState | None, asked: int) -> str:
+    """Why labels for round `asked` are refused on this card (nothing was saved)."""
+    if state is None:
+        return f"Round {asked} is not open for this card: it is in round 1 (open)."
+    try:
+        state.check_open_for(asked)
+    except RoundClosed as e:
+        return str(e)
+    return f"This card is in round {state.round} ({state.status}), not round {asked}."
+
+
 @extend_schema(
     operation_id="studies_annotations_list",
     parameters=[PAGE],
@@ -204,11 +228,13 @@ def _conflict(message: str) -> Response:
 )
 @api_view(["GET"])
 def annotations(request: Request, slug: str) -> Response:
-    """Leads only: every current annotation of the study, all annotators and rounds."""
+    """Leads only: every current annotation of the study, all annotators and rounds, but
+    for a lead who annotates: not the others' labels on their cards still in round 1."""
     study = get_study_for_lead(request.user, slug)
     rows = (
         Annotation.objects.current()
         .filter(turn__conversation__study=study)
+        .visible_to(request.user, study)
         .select_related("turn__conversation", "annotator")
         .prefetch_related("types")
         .order_by("id")
@@ -238,6 +264,9 @@ def annotations(request: Request, slug: str) -> Response:
 def agreement(request: Request, slug: str) -> Response:
     """Leads only: the latest finished agreement job's result (AGREEMENT.md)."""
     study = get_study_for_lead(request.user, slug)
+    locked = agreement_locked_reason(request.user, study)
+    if locked:
+        raise PermissionDenied(locked)
     jobs = study.jobs.filter(kind=JobKind.AGREEMENT, status=JobStatus.DONE)
     round = request.query_params.get("round")
     if round:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import api
+from . import api, api_jobs
 
 urlpatterns = [
     path("studies/", api.studies, name="api-studies"),
@@ -15,5 +15,11 @@ urlpatterns = [
         name="api-annotate",
     ),
     path("studies/<slug:slug>/annotations/", api.annotations, name="api-annotations"),
+    path(
+        "studies/<slug:slug>/annotations/import/",
+        api_jobs.import_annotations,
+        name="api-annotations-import",
+    ),
+    path("studies/<slug:slug>/jobs/<int:job_id>/", api_jobs.job, name="api-job"),
     path("studies/<slug:slug>/agreement/", api.agreement, name="api-agreement"),
 ]

@@ -12,7 +12,18 @@ File encodings (also in `export_gold --help`):
   `null` is "no record" (nobody labelled / no consensus yet).
 - CSV: a label set is its codes joined with "|", `-` for the empty set ("no smell"), and an
   empty cell for null; every other null is an empty cell too.
-- Parquet: label sets are list<string> columns (null vs [] kept); integers are nullable int64.
+- Parquet: label sets are list<string> columns (null vs [] kept); integers are nullable int64,
+  and the file's pandas metadata makes `pandas.read_parquet` read them as "Int64" (a null
+  would otherwise turn `from_round` or `confidence` into float64).
+In CSV and JSONL an integer is always written as one (`2`, never `2.0`); pandas' own
+`read_csv` / `read_json` still guess float64 for a column with empty cells, so read them with
+`dtype={"from_round": "Int64"}` (`round`, `confidence` likewise).
+
+Optional columns: `with_text` adds the turn's `user_text` and `reply_text`. Blindness:
+`blind_for=user` leaves out what that user may not see (access.round1_hidden_from): other
+annotators' labels on the open cards of the groups they annotate (blank cells in the gold
+file, rows left out of the raw one). The export job is always made blind for whoever started
+it; the command line only with --blind-for.
 """
 
 from __future__ import annotations
@@ -26,8 +37,9 @@ from itertools import islice
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Q, Value
 
+from .access import round1_hidden_from, round1_hidden_q
 from .models import (
     Annotation,
     Assignment,
@@ -55,6 +67,7 @@ GOLD_COLUMNS = (
     "method",
     "decided_by",
     "decided_at",
+    "rationale",
     "from_round",
     "taxonomy_version",
     "status",
@@ -67,6 +80,10 @@ GOLD_COLUMNS = (
     "study_gold_decided_at",
     "study_gold_rationale",
 )
+# "consensus" to "taxonomy_version": all null on a card with no current consensus
+_CONSENSUS_COLUMNS = GOLD_COLUMNS[GOLD_COLUMNS.index("consensus") : GOLD_COLUMNS.index("status")]
+# with_text: the card's text, after the fixed columns (before the labels_<username> ones)
+TEXT_COLUMNS = ("user_text", "reply_text")
 RAW_COLUMNS = (
     "study",
     "group",
@@ -83,13 +100,33 @@ RAW_COLUMNS = (
     "confidence",
     "taxonomy_version",
 )
-# columns holding a label set (list of codes or null); every other column is a scalar
 _INT_COLUMNS = {"turn", "from_round", "round", "confidence"}
 _BOOL_COLUMNS = {"is_current"}
 
 
 def _iso(value) -> str | None:
     return value.isoformat() if value is not None else None
+
+
+def gold_columns(study: Study, round: int = 1, with_text: bool = False) -> list[str]:
+    text = list(TEXT_COLUMNS) if with_text else []
+    return [*GOLD_COLUMNS, *text, *label_columns(study, round)]
+
+
+def raw_columns(with_text: bool = False) -> list[str]:
+    return [*RAW_COLUMNS, *(TEXT_COLUMNS if with_text else ())]
+
+
+def annotates_in(user, study: Study) -> bool:
+    """Whether `user` is an annotator of one of the study's groups."""
+    return Group.objects.filter(study=study, annotators=user).exists()
+
+
+def may_download(user, study: Study, result: dict) -> bool:
+    """Whether `user` may have the file of an export job whose result is `result`: a user who
+    annotates in the study only a file made blind for them (the lead who does not annotate
+    may have any). Asked at download time, so joining a group later closes old files."""
+    return not annotates_in(user, study) or result.get("blind_for_id") == user.pk
 
 
 def label_columns(study: Study, round: int = 1) -> list[str]:
@@ -109,15 +146,30 @@ def label_columns(study: Study, round: int = 1) -> list[str]:
     return [f"labels_{name}" for name in sorted(set(in_groups) | set(labelled))]
 
 
-def _gold_cards(study: Study):
+def _gold_cards(study: Study, with_text: bool = False, blind_for=None):
     """The study's cards (turns of conversations assigned to a group) as plain values, in
-    conversation then turn order; one row per turn (its groups come per chunk)."""
+    conversation then turn order; one row per turn (its groups come per chunk); the texts
+    last, and only when asked (they are the bulk)."""
     assigned = Assignment.objects.filter(conversation_id=OuterRef("conversation_id"))
+    if blind_for is None:
+        blind = Value(False)
+    else:
+        # whether `blind_for` may not see the others' labels on it: a subquery of the card
+        # query, no query more
+        blind = Exists(round1_hidden_from(blind_for, study).filter(pk=OuterRef("pk")))
     return (
         Turn.objects.filter(conversation__study=study)
         .filter(Exists(assigned))
+        .annotate(blind=blind)
         .order_by("conversation_id", "index")
-        .values_list("pk", "conversation_id", "index", "conversation__external_id")
+        .values_list(
+            "pk",
+            "conversation_id",
+            "index",
+            "conversation__external_id",
+            "blind",
+            *(TEXT_COLUMNS if with_text else ()),
+        )
     )
 
 
@@ -162,11 +214,13 @@ class _Seats:
         return groups[0][1] if len(groups) == 1 else None
 
 
-def _card_chunks(study: Study, chunk_size: int) -> Iterator[list[tuple]]:
+def _card_chunks(
+    study: Study, chunk_size: int, with_text: bool = False, blind_for=None
+) -> Iterator[list[tuple]]:
     """Keyset pagination on (conversation, index) as one row value, so each chunk is an
     index range scan however deep into the study it is (OFFSET, or an OR of two ranges,
     would rescan everything before it)."""
-    cards = _gold_cards(study)
+    cards = _gold_cards(study, with_text, blind_for)
     last = None
     while True:
         page = cards
@@ -198,15 +252,24 @@ def _sets_by_turn(rows: Iterable[tuple]) -> dict:
     return sets
 
 
-def gold_rows(study: Study, round: int = 1, chunk_size: int = CHUNK_SIZE) -> Iterator[dict]:
+def gold_rows(
+    study: Study,
+    round: int = 1,
+    chunk_size: int = CHUNK_SIZE,
+    with_text: bool = False,
+    blind_for=None,
+) -> Iterator[dict]:
     """One dict per card and group (a card shared by several groups has one row for each),
     in conversation, turn and group order: the group's current consensus with its
-    provenance (null when it has none), the card's status in the group, and each of the
-    group's annotators' labels in `round` under `labels_<username>` (null = no record,
-    [] = "no smell"; another group's annotators stay null in this group's row).
+    provenance (null when it has none), the card's status in the group, the card's
+    study-level gold, the turn's text with `with_text`, and each of the group's annotators'
+    labels in `round` under `labels_<username>` (null = no record, [] = "no smell"; another
+    group's annotators stay null in this group's row). On a card `blind_for` may not see
+    (round 1 under way in the group they annotate it in) every group's row leaves out the
+    others' labels, the consensus and the study gold: all of them would tell round-1 labels.
     Plain values, a fixed number of queries a chunk: no model instance is built per card."""
     columns = label_columns(study, round)
-    for chunk in _card_chunks(study, chunk_size):
+    for chunk in _card_chunks(study, chunk_size, with_text, blind_for):
         ids = [card[0] for card in chunk]
         seats = _Seats(card[1] for card in chunk)
         states = dict(
@@ -215,10 +278,13 @@ def gold_rows(study: Study, round: int = 1, chunk_size: int = CHUNK_SIZE) -> Ite
                 "turn_id", "group_id", "status"
             )
         )
+        annotations = Annotation.objects.current().filter(turn_id__in=ids, round=round)
+        if blind_for is not None:
+            # a subquery of the labels query (no query more), bounded to the chunk's cards
+            hidden = round1_hidden_from(blind_for, study).filter(pk__in=ids)
+            annotations = annotations.exclude(Q(turn__in=hidden) & ~Q(annotator=blind_for))
         labels = _sets_by_turn(
-            Annotation.objects.current()
-            .filter(turn_id__in=ids, round=round)
-            .values_list("turn_id", "annotator__username", "types__code")
+            annotations.values_list("turn_id", "annotator__username", "types__code")
         )
         by_turn: dict[int, dict] = {}
         for (turn_id, username), codes in labels.items():
@@ -232,6 +298,7 @@ def gold_rows(study: Study, round: int = 1, chunk_size: int = CHUNK_SIZE) -> Ite
                 "method",
                 "decided_by__username",
                 "decided_at",
+                "rationale",
                 "from_round",
                 "taxonomy_version__taxonomy__slug",
                 "taxonomy_version__number",
@@ -240,22 +307,24 @@ def gold_rows(study: Study, round: int = 1, chunk_size: int = CHUNK_SIZE) -> Ite
         )
         decided = {(key[0], key[1]): (key, codes) for key, codes in consensus.items()}
         lead = _lead_gold(ids)
-        for turn_id, conversation_id, index, external_id in chunk:
+        for turn_id, conversation_id, index, external_id, blind, *text in chunk:
             groups = seats.groups.get(conversation_id, [])
             sets = [decided[(turn_id, g)][1] for g, _ in groups if (turn_id, g) in decided]
             gold = _study_gold_columns(sets, len(groups), lead.get(turn_id))
             for group_id, group in groups:
                 outsiders = {f"labels_{u}" for u in seats.outsiders(conversation_id, group_id)}
+                decision = None if blind else decided.get((turn_id, group_id))
                 row = {
                     "study": study.slug,
                     "group": group,
                     "conversation": external_id,
                     "turn": index,
-                    **_consensus_columns(decided.get((turn_id, group_id))),
+                    **_consensus_columns(decision),
                     # no state row: nobody has labelled the card in this group yet
                     "status": states.get((turn_id, group_id)) or str(CardStatus.OPEN),
                 }
-                row.update(gold)
+                row.update(_study_gold_columns([], 1, None) if blind else gold)
+                row.update(dict(zip(TEXT_COLUMNS, text, strict=False)))
                 row.update(dict.fromkeys(columns))
                 labels = by_turn.get(turn_id, {})
                 row.update({k: v for k, v in labels.items() if k not in outsiders})
@@ -288,28 +357,35 @@ def _study_gold_columns(sets: list[list[str]], n_groups: int, lead: tuple | None
 
 def _consensus_columns(decision: tuple | None) -> dict:
     if decision is None:
-        return dict.fromkeys(
-            ("consensus", "method", "decided_by", "decided_at", "from_round", "taxonomy_version")
-        )
-    (_, _, method, decided_by, decided_at, from_round, slug, number), codes = decision
+        return dict.fromkeys(_CONSENSUS_COLUMNS)
+    (_, _, method, decided_by, decided_at, rationale, from_round, slug, number), codes = decision
     return {
         "consensus": codes,
         "method": method,
         "decided_by": decided_by,
         "decided_at": _iso(decided_at),
+        # only a moderator gives one; "" (unanimous, discussion) is no rationale: null
+        "rationale": rationale or None,
         "from_round": from_round,
         "taxonomy_version": f"{slug} v{number}",
     }
 
 
 def raw_rows(
-    study: Study, round: int | None = None, chunk_size: int = CHUNK_SIZE
+    study: Study,
+    round: int | None = None,
+    chunk_size: int = CHUNK_SIZE,
+    with_text: bool = False,
+    blind_for=None,
 ) -> Iterator[dict]:
     """Every annotation row of the study, all revisions, in the order they were recorded
-    (`round` limits it to one round). Plain values, two queries a chunk."""
+    (`round` limits it to one round; `blind_for` leaves out the rows that user may not
+    see). Plain values, two queries a chunk."""
     annotations = Annotation.objects.filter(turn__conversation__study=study).order_by("pk")
     if round is not None:
         annotations = annotations.filter(round=round)
+    if blind_for is not None:
+        annotations = annotations.exclude(round1_hidden_q(blind_for, study))
     fields = (
         "pk",
         "turn__conversation_id",
@@ -325,6 +401,7 @@ def raw_rows(
         "confidence",
         "taxonomy_version__taxonomy__slug",
         "taxonomy_version__number",
+        *(f"turn__{name}" for name in TEXT_COLUMNS if with_text),
     )
     last_pk = 0
     while True:
@@ -335,8 +412,8 @@ def raw_rows(
             ).values_list("annotation_id", "type__code")
         )
         seats = _Seats(row[1] for row in chunk)
-        for pk, conversation_id, external_id, index, rnd, username, *rest, slug, number in chunk:
-            is_current, source, created_at, note, evidence, confidence = rest
+        for pk, conversation_id, external_id, index, rnd, username, *rest in chunk:
+            is_current, source, created_at, note, evidence, confidence, slug, number = rest[:8]
             yield {
                 "study": study.slug,
                 "group": seats.group_of(conversation_id, username),
@@ -352,6 +429,7 @@ def raw_rows(
                 "evidence": evidence,
                 "confidence": confidence,
                 "taxonomy_version": f"{slug} v{number}",
+                **dict(zip(TEXT_COLUMNS, rest[8:], strict=False)),
             }
         if len(chunk) < chunk_size:
             return
@@ -365,11 +443,15 @@ def write_gold(
     round: int = 1,
     chunk_size: int = CHUNK_SIZE,
     progress: Callable[[int], None] | None = None,
+    with_text: bool = False,
+    blind_for=None,
 ) -> int:
     """Write `gold_rows` to `path` as csv, jsonl or parquet; returns the number of cards.
     `progress(n)` is called after each row is handed to the writer (the export job's bar)."""
-    columns = [*GOLD_COLUMNS, *label_columns(study, round)]
-    rows = gold_rows(study, round=round, chunk_size=chunk_size)
+    columns = gold_columns(study, round, with_text)
+    rows = gold_rows(
+        study, round=round, chunk_size=chunk_size, with_text=with_text, blind_for=blind_for
+    )
     return _write(_counted(rows, progress), columns, Path(path), fmt, chunk_size)
 
 
@@ -380,10 +462,15 @@ def write_raw(
     round: int | None = None,
     chunk_size: int = CHUNK_SIZE,
     progress: Callable[[int], None] | None = None,
+    with_text: bool = False,
+    blind_for=None,
 ) -> int:
     """Write `raw_rows` to `path` as csv, jsonl or parquet; returns the number of rows."""
-    rows = raw_rows(study, round=round, chunk_size=chunk_size)
-    return _write(_counted(rows, progress), list(RAW_COLUMNS), Path(path), fmt, chunk_size)
+    rows = raw_rows(
+        study, round=round, chunk_size=chunk_size, with_text=with_text, blind_for=blind_for
+    )
+    columns = raw_columns(with_text)
+    return _write(_counted(rows, progress), columns, Path(path), fmt, chunk_size)
 
 
 def _counted(rows: Iterable[dict], progress: Callable[[int], None] | None) -> Iterable[dict]:
@@ -449,6 +536,33 @@ def _write_csv(rows: Iterable[dict], columns: list[str], path: Path, chunk_size:
     return n
 
 
+def _pandas_metadata(columns: list[str]) -> dict[bytes, bytes]:
+    """pyarrow gives pandas float64 for an int64 column with a null (NaN), unless the
+    file's pandas metadata names the nullable "Int64" dtype for it; only those columns are
+    described, pandas takes the others from their Arrow types."""
+    import pandas as pd
+
+    described = [
+        {
+            "name": name,
+            "field_name": name,
+            "pandas_type": "int64",
+            "numpy_type": "Int64",
+            "metadata": None,
+        }
+        for name in columns
+        if name in _INT_COLUMNS
+    ]
+    meta = {
+        "index_columns": [],
+        "column_indexes": [],
+        "columns": described,
+        "creator": {"library": "cardsort"},
+        "pandas_version": pd.__version__,
+    }
+    return {b"pandas": json.dumps(meta).encode()}
+
+
 def _parquet_schema(columns: list[str]):
     import pyarrow as pa
 
@@ -461,7 +575,8 @@ def _parquet_schema(columns: list[str]):
             return pa.bool_()
         return pa.string()
 
-    return pa.schema([(name, field_type(name)) for name in columns])
+    fields = [(name, field_type(name)) for name in columns]
+    return pa.schema(fields, metadata=_pandas_metadata(columns))
 
 
 def _write_parquet(rows: Iterable[dict], columns: list[str], path: Path, chunk_size: int) -> int:

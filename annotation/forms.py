@@ -33,12 +33,10 @@ class AnnotationForm(forms.Form):
         if not data.get("no_smell") and not codes:
             raise forms.ValidationError('Pick at least one type, or "no smell" (key 0).')
         chosen = [self.taxonomy_types[c] for c in codes]
-        per_axis: dict = {}
-        for t in chosen:
-            per_axis.setdefault(t.axis, []).append(t)
-        for axis, picked in per_axis.items():
-            limit = 1 if not axis.multi_select else axis.max_labels
-            if limit and len(picked) > limit:
-                raise forms.ValidationError(f"{axis.name}: at most {limit} type(s) per card.")
+        if chosen:
+            try:
+                chosen[0].axis.version.check_selection(chosen)
+            except ValueError as e:
+                raise forms.ValidationError(str(e)) from e
         data["chosen_types"] = chosen
         return data

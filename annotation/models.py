@@ -13,7 +13,7 @@ from django.db import IntegrityError, models, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from taxonomy.models import TaxonomyVersion, Type
+from taxonomy.models import Proposal, TaxonomyVersion, Type
 
 
 class Role(models.TextChoices):
@@ -141,9 +141,48 @@ class Group(models.Model):
                     "so round 1 stays blind"
                 )
 
+    def seat_of(self, user) -> str | None:
+        """The seat `user` holds in this group, if any (three small queries at most)."""
+        if self.moderator_id is not None and self.moderator_id == user.pk:
+            return Seat.MODERATOR
+        if self.annotators.filter(pk=user.pk).exists():
+            return Seat.ANNOTATOR
+        if self.judges.filter(pk=user.pk).exists():
+            return Seat.JUDGE
+        return None
 
-class SeatConflict(ValueError):
-    """A seat or an assignment would put one person in two groups sharing a conversation."""
+    def seat(self, user, as_: str) -> None:
+        """Seat `user` in this group as annotator, judge or moderator: the one rule every
+        entry point (the groups page, import_annotations, the demo) goes through. One person
+        holds one seat in a group: a moderator who also annotated would decide on their own
+        labels, a judge who also voted would not be an outside reference. Raises
+        SeatRefused naming both seats; seating someone where they already sit does nothing.
+        Across groups sharing a conversation, check_seat: SeatConflict (a SeatRefused).
+        Annotators and moderators become members of the study (an existing member keeps a
+        higher role); a judge (an LLM) needs no membership."""
+        held = self.seat_of(user)
+        if held == as_:
+            return
+        if held is not None:
+            raise SeatRefused(
+                f"{user.username!r} is {SEAT_WORDS[held]} of group {self.name!r}, "
+                f"so cannot be {SEAT_WORDS[as_]} of it"
+            )
+        self.check_seat(user, labels=as_ != Seat.MODERATOR)
+        if as_ == Seat.ANNOTATOR:
+            self.study.add_member(user, Role.ANNOTATOR, self.kind)
+            self.annotators.add(user)
+        elif as_ == Seat.JUDGE:
+            self.judges.add(user)
+        elif as_ == Seat.MODERATOR:
+            membership = self.study.add_member(user, Role.MODERATOR, Kind.EXPERT)
+            if membership.role == Role.ANNOTATOR:
+                membership.role = Role.MODERATOR
+                membership.save(update_fields=["role"])
+            self.moderator = user
+            self.save(update_fields=["moderator"])
+        else:
+            raise ValueError(f"unknown seat {as_!r}")
 
 
 def check_groups_can_share(group: Group, other: Group) -> None:
@@ -165,6 +204,28 @@ def check_groups_can_share(group: Group, other: Group) -> None:
 
 class MultipleGroups(Exception):
     """Asked for the one group of a conversation that several groups share."""
+
+
+class Seat(models.TextChoices):
+    ANNOTATOR = "annotator"
+    JUDGE = "judge"
+    MODERATOR = "moderator"
+
+
+SEAT_WORDS = {
+    Seat.ANNOTATOR: "an annotator",
+    Seat.JUDGE: "a judge",
+    Seat.MODERATOR: "the moderator",
+}
+
+
+class SeatRefused(ValueError):
+    """A user asked to sit in a group where they already hold another seat, or in a group
+    sharing a conversation with one where they sit (SeatConflict)."""
+
+
+class SeatConflict(SeatRefused):
+    """A seat or an assignment would put one person in two groups sharing a conversation."""
 
 
 class ConversationQuerySet(models.QuerySet):
@@ -331,12 +392,19 @@ class Source(models.TextChoices):
     BROWSER = "browser"
     IMPORT = "import"
     API = "api"
-    PROPOSAL = "proposal"  # relabelled when a proposal was mapped to an existing type
+    PROPOSAL = "proposal"  # old rows only: a mapped proposal once relabelled (no longer)
 
 
 class AnnotationQuerySet(models.QuerySet):
     def current(self):
         return self.filter(is_current=True)
+
+    def visible_to(self, user, study: Study | None = None):
+        """Drop what round-1 blindness hides from `user`: other annotators' rows on the open
+        cards of the groups `user` annotates, whatever their role (access.py has the rule)."""
+        from .access import round1_hidden_q
+
+        return self.exclude(round1_hidden_q(user, study))
 
 
 class Annotation(models.Model):
@@ -444,6 +512,8 @@ class Annotation(models.Model):
             state.check_open_for(round)
             annotation = cls.record(turn=turn, annotator=annotator, round=round, **fields)
             state.advance()
+            # their own answer to a type an expert's decision suggested to them here
+            Proposal.objects.answer(annotator, turn)
         return annotation
 
 
@@ -459,6 +529,11 @@ class AlreadyDecided(Exception):
             f"This card already has a consensus ({consensus.method}, by {who}, "
             f"{consensus.decided_at:%Y-%m-%d %H:%M} UTC): nothing was changed."
         )
+
+
+class NotDecidable(Exception):
+    """A consensus asked for on a card that is not disputed or escalated (still in round 1,
+    or nobody has labelled it): its annotators have not disagreed yet."""
 
 
 class CardStatus(models.TextChoices):
@@ -565,37 +640,63 @@ class CardState(models.Model):
         A group of one annotator has no rounds: the labels are its consensus (`single`)."""
         if self.status not in (CardStatus.OPEN, CardStatus.DISPUTED):
             return None
-        n_annotators = self.group.annotators.count()
         labels = self.current_labels()
-        # an empty group waits for its annotators
-        if n_annotators < 1 or len(labels) < n_annotators:
+        moved, method = self.step(
+            self.group.annotators.count(),
+            [a.codes for a in labels.values()],
+            self.group.study.discussion_rounds,
+        )
+        if not moved:
             return None
-        sets = {a.codes for a in labels.values()}
         consensus = None
-        if len(sets) == 1:
-            if n_annotators == 1:
-                method = Method.SINGLE
-            else:
-                method = Method.UNANIMOUS if self.round == 1 else Method.DISCUSSION
+        if method is not None:
             consensus = Consensus.create_for(self, method, next(iter(labels.values())).types.all())
+        self.save(update_fields=["status", "round", "updated_at"])
+        return consensus
+
+    def step(
+        self, n_annotators: int, label_sets: list[frozenset[str]], discussion_rounds: int
+    ) -> tuple[bool, str | None]:
+        """The rule of `advance` on plain values, so a batched import applies exactly the
+        same one: given the group's size and the current label sets of the round under way,
+        move status and round in memory. Returns (moved, consensus method or None)."""
+        if self.status not in (CardStatus.OPEN, CardStatus.DISPUTED):
+            return False, None
+        # an empty group waits for its annotators
+        if n_annotators < 1 or len(label_sets) < n_annotators:
+            return False, None
+        if len(set(label_sets)) == 1:
             self.status = CardStatus.AGREED
-        elif self.round - 1 >= self.group.study.discussion_rounds:
+            if n_annotators == 1:
+                return True, Method.SINGLE
+            return True, Method.UNANIMOUS if self.round == 1 else Method.DISCUSSION
+        if self.round - 1 >= discussion_rounds:
             self.status = CardStatus.ESCALATED
         else:
             self.status, self.round = CardStatus.DISPUTED, self.round + 1
-        self.save(update_fields=["status", "round", "updated_at"])
-        return consensus
+        return True, None
 
     @classmethod
     def decide(cls, turn: Turn, group: Group, moderator, types, rationale: str = "") -> Consensus:
         """The moderator's word on a disputed or escalated card. Two moderators deciding at
         the same moment: the row lock makes the second wait and then find the card decided
-        (AlreadyDecided); the partial unique index on current consensus is the backstop."""
+        (AlreadyDecided); the partial unique index on current consensus is the backstop.
+        A card still in round 1 is refused (NotDecidable): deciding it would end round 1 for
+        its annotators without their labels. Every entry point comes through here."""
         with transaction.atomic():
             state = cls.lock(turn, group)
             existing = Consensus.objects.current().filter(turn=turn, group=group).first()
             if existing is not None:
                 raise AlreadyDecided(existing)
+            if state.status not in (CardStatus.DISPUTED, CardStatus.ESCALATED):
+                raise NotDecidable(
+                    "Round 1 is still open for this card: its annotators label it blind "
+                    "first; a consensus is decided only on a disputed or escalated card. "
+                    "Nothing was changed."
+                    if state.status == CardStatus.OPEN
+                    else f"This card is {state.status}: a consensus is decided only on a "
+                    "disputed or escalated card. Nothing was changed."
+                )
             try:
                 with transaction.atomic():
                     consensus = Consensus.create_for(

@@ -16,11 +16,14 @@ annotator-vs-annotator confusion of every pair, and the counts of the taxonomy t
   [[both absent, only b], [only a, both]].
 - `pairs_by_group`: {group: ["a|b", ...]}, the pairs averaged into each group's kappa.
 - `taxonomy_table`: {"n_cards": consensus cards, "n_instances": consensus label instances,
-  "rows": [{"code", "count", "share", "share_of_cards"}]} in `codes` order; `count` = consensus
-  cards carrying the code, `share` = count / n_instances (the study's "share of annotated
-  smell instances"), `share_of_cards` = count / n_cards. A share with a zero denominator is
-  null with a sibling `share_reason` / `share_of_cards_reason` (as in the agreement report).
-  Category and display name come from the taxonomy in the database: the page adds them.
+  "rows": [{"code", "count", "share", "share_of_cards"}], "no_smell": {...}}; rows in `codes`
+  order; `count` = consensus cards carrying the code, `share_of_cards` = count / n_cards
+  (= the report's `prevalence`), `share` = count / n_instances (the study's paper's "share
+  of annotated smell instances"). `no_smell`: the consensus cards with the empty set:
+  `count`, `share_of_cards`, and `share` null with a `share_reason` (the empty set is no
+  label instance). A share with a zero denominator is null with a sibling `share_reason` /
+  `share_of_cards_reason` (as in the agreement report). Category and display name come
+  from the taxonomy in the database: the page adds them.
 
 Everything is counted over the distinct label sets (a few hundred at most), never per card
 in Python, so a million cards cost a few factorize/bincount passes.
@@ -37,6 +40,7 @@ from .agreement import _bits, _masks_of_mapping, _pairs_by_group, _rows_by_annot
 
 _NO_CONSENSUS = "undefined: no consensus labels"
 _NO_INSTANCES = "undefined: the consensus labels carry no label"
+_NOT_AN_INSTANCE = "not applicable: the empty set (no smell) is no label instance"
 
 
 def build_extras(
@@ -131,8 +135,10 @@ def _taxonomy_counts(consensus_masks: np.ndarray | None, codes: list[str]) -> di
     n_cards = 0 if consensus_masks is None else len(consensus_masks)
     if n_cards:
         counts = _cooccurrence(consensus_masks, len(codes)).diagonal()
+        n_empty = int(np.count_nonzero(consensus_masks == 0))
     else:
         counts = np.zeros(len(codes), dtype=np.int64)
+        n_empty = 0
     n_instances = int(counts.sum())
     rows = []
     for code, count in zip(codes, counts.tolist(), strict=True):
@@ -140,7 +146,9 @@ def _taxonomy_counts(consensus_masks: np.ndarray | None, codes: list[str]) -> di
         _share(row, "share", count, n_instances, _NO_CONSENSUS if not n_cards else _NO_INSTANCES)
         _share(row, "share_of_cards", count, n_cards, _NO_CONSENSUS)
         rows.append(row)
-    return {"n_cards": n_cards, "n_instances": n_instances, "rows": rows}
+    no_smell: dict = {"count": n_empty, "share": None, "share_reason": _NOT_AN_INSTANCE}
+    _share(no_smell, "share_of_cards", n_empty, n_cards, _NO_CONSENSUS)
+    return {"n_cards": n_cards, "n_instances": n_instances, "rows": rows, "no_smell": no_smell}
 
 
 def _share(row: dict, key: str, count: int, total: int, reason: str) -> None:

@@ -21,8 +21,16 @@ CSV is the long format, one row per number, full precision, columns:
 - scope "pair" (name "a|b"): n_common_cards, percent_agreement, cohen_kappa (with CI), pabak,
   per_label_kappa_macro, per_label_kappa_micro, and per label per_label_kappa,
   per_label_pabak, per_label_ac1.
-- scope "taxonomy" (name = category, label = type code): count, share, share_of_cards.
+- scope "taxonomy": the denominators n_cards (consensus cards) and n_instances (consensus
+  label instances) with name and label empty; per type (name = category, label = type
+  code): count (consensus cards carrying it), share_of_cards (count / n_cards) and share
+  (count / n_instances); and name "no smell" (label empty): count and share_of_cards of the
+  consensus cards with the empty set, share null (not a label instance).
 An empty value is a null; `reason` then says why.
+
+The taxonomy table (page, Markdown, LaTeX) has one row per type and a "No smell (empty
+set)" row, and names each share's denominator in its header: "Share of consensus cards
+(n = ...)" and "Share of label instances (n = ...)" (the latter is the study's paper's).
 """
 
 from __future__ import annotations
@@ -130,6 +138,55 @@ class TaxonomyRow:
     share_of_cards: Value
 
 
+NO_SMELL = "No smell (empty set)"
+NOT_COUNTED = Value(None, "not counted")
+
+
+@dataclass(frozen=True)
+class TaxonomyTable:
+    rows: list[TaxonomyRow]
+    # None for a result computed before the empty set was counted: no row, not a wrong 0
+    no_smell: TaxonomyRow | None
+    n_cards: int | None
+    n_instances: int | None
+
+    @property
+    def all_rows(self) -> list[TaxonomyRow]:
+        return self.rows + ([self.no_smell] if self.no_smell is not None else [])
+
+    def header(self, n: str = "n = {}") -> list[str]:
+        """The column titles, each share with its denominator (`n` formats the count)."""
+        return [
+            "Category",
+            "Type",
+            "Consensus cards",
+            f"Share of consensus cards ({n.format(fmt(self.n_cards))})",
+            f"Share of label instances ({n.format(fmt(self.n_instances))})",
+        ]
+
+
+def taxonomy_table(extras: Mapping, entries: Sequence[TaxonomyEntry]) -> TaxonomyTable:
+    counted = extras.get("taxonomy_table", {})
+    no_smell = counted.get("no_smell")
+    return TaxonomyTable(
+        rows=taxonomy_rows(extras, entries),
+        no_smell=None if no_smell is None else _taxonomy_row("", "", NO_SMELL, no_smell),
+        n_cards=counted.get("n_cards"),
+        n_instances=counted.get("n_instances"),
+    )
+
+
+def _taxonomy_row(category: str, code: str, name: str, row: Mapping) -> TaxonomyRow:
+    return TaxonomyRow(
+        category=category,
+        code=code,
+        name=name,
+        count=int(row.get("count", 0)),
+        share=value_of(row, "share") if "share" in row else NOT_COUNTED,
+        share_of_cards=value_of(row, "share_of_cards") if "share_of_cards" in row else NOT_COUNTED,
+    )
+
+
 def taxonomy_rows(extras: Mapping, entries: Sequence[TaxonomyEntry]) -> list[TaxonomyRow]:
     """The study's taxonomy table in the taxonomy's order; a code the taxonomy no longer
     has (an older version's) comes last under its code."""
@@ -138,22 +195,10 @@ def taxonomy_rows(extras: Mapping, entries: Sequence[TaxonomyEntry]) -> list[Tax
     ordered = list(entries) + [
         TaxonomyEntry(code, code, NULL_MD) for code in counted if code not in known
     ]
-    out = []
-    for e in ordered:
-        row = counted.get(e.code, {"count": 0})
-        out.append(
-            TaxonomyRow(
-                category=e.category,
-                code=e.code,
-                name=e.name,
-                count=int(row.get("count", 0)),
-                share=value_of(row, "share") if "share" in row else Value(None, "not counted"),
-                share_of_cards=value_of(row, "share_of_cards")
-                if "share_of_cards" in row
-                else Value(None, "not counted"),
-            )
-        )
-    return out
+    return [
+        _taxonomy_row(e.category, e.code, e.name, counted.get(e.code, {"count": 0}))
+        for e in ordered
+    ]
 
 
 def _axes(result: Mapping, taxonomy: Mapping[str, Sequence[TaxonomyEntry]]):
@@ -188,7 +233,6 @@ KAPPA_HEADER = [
     "Per-label κ (macro)",
     "Per-label κ (micro)",
 ]
-TAXONOMY_HEADER = ["Category", "Type", "Count", "Share"]
 
 
 def to_markdown(result: Mapping, taxonomy: Mapping[str, Sequence[TaxonomyEntry]]) -> str:
@@ -209,11 +253,18 @@ def to_markdown(result: Mapping, taxonomy: Mapping[str, Sequence[TaxonomyEntry]]
         ]
         lines += _md_table(KAPPA_HEADER, rows, "lrrrrrr")
         lines += ["", "### Taxonomy", ""]
+        table = taxonomy_table(extras, entries)
         rows = [
-            [t.category, t.name, t.count, fmt_share(t.share.value)]
-            for t in taxonomy_rows(extras, entries)
+            [
+                t.category,
+                t.name,
+                t.count,
+                fmt_share(t.share_of_cards.value),
+                fmt_share(t.share.value),
+            ]
+            for t in table.all_rows
         ]
-        lines += _md_table(TAXONOMY_HEADER, rows, "llrr")
+        lines += _md_table(table.header(), rows, "llrrr")
         lines.append("")
     return "\n".join(lines)
 
@@ -280,16 +331,18 @@ def to_latex(result: Mapping, taxonomy: Mapping[str, Sequence[TaxonomyEntry]]) -
         ]
         lines += _tex_table(header, rows, "lrrrrrr")
         lines += ["", f"% axis {tex_escape(axis)}: taxonomy"]
+        table = taxonomy_table(extras, entries)
         rows = [
             [
                 tex_escape(t.category),
                 tex_escape(t.name),
                 str(t.count),
+                fmt_share(t.share_of_cards.value, NULL_TEX, "\\%"),
                 fmt_share(t.share.value, NULL_TEX, "\\%"),
             ]
-            for t in taxonomy_rows(extras, entries)
+            for t in table.all_rows
         ]
-        lines += _tex_table(["Category", "Type", "Count", "Share"], rows, "llrr")
+        lines += _tex_table(table.header("$n = {}$"), rows, "llrrr")
         lines.append("")
     return "\n".join(lines)
 
@@ -380,14 +433,20 @@ def to_csv(result: Mapping, taxonomy: Mapping[str, Sequence[TaxonomyEntry]]) -> 
                 put(axis, "pair", name, section, key)
             for key in _PAIR_LABEL_KEYS:
                 put_labels(axis, "pair", name, section, key)
-        for t in taxonomy_rows(extras, entries):
+        table = taxonomy_table(extras, entries)
+        counted = extras.get("taxonomy_table", {})
+        for key in ("n_cards", "n_instances"):
+            if key in counted:
+                put(axis, "taxonomy", "", counted, key)
+        for t in table.all_rows:
+            name = t.category if t is not table.no_smell else "no smell"
             for key, v in (
                 ("count", Value(t.count)),
                 ("share", t.share),
                 ("share_of_cards", t.share_of_cards),
             ):
                 w.writerow(
-                    [axis, "taxonomy", t.category, key, t.code, _csv_value(v.value), "", "",
+                    [axis, "taxonomy", name, key, t.code, _csv_value(v.value), "", "",
                      v.reason if v.value is None else ""]
                 )  # fmt: skip
     return buf.getvalue()

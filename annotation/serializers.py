@@ -106,7 +106,13 @@ class AnnotationInputSerializer(serializers.Serializer):
     confidence = serializers.IntegerField(
         required=False, allow_null=True, default=None, min_value=1, max_value=5
     )
-    round = serializers.IntegerField(required=False, default=1, min_value=1)
+    round = serializers.IntegerField(
+        required=False,
+        default=1,
+        min_value=1,
+        help_text="The round these labels are meant for (1 unless given). Only checked: the "
+        "server saves in the card's round under way and answers 409 if it is another one.",
+    )
 
     def validate_labels(self, codes: list[str]) -> list[Type]:
         version: TaxonomyVersion = self.context["taxonomy_version"]

@@ -157,6 +157,59 @@ def run_import(self, job_id: int) -> None:
         job.finish(report.as_dict())
 
 
+LABEL_IMPORT = "annotations"  # job.params["what"] of a label import (an IMPORT job)
+ERRORS_SHOWN = 200
+
+
+@shared_task(bind=True)
+def run_label_import(self, job_id: int) -> None:
+    """params: files [{path, name}] (one JSONL of annotations), create_members, judge ->
+    job.result = {imported, rejected, errors (the first ERRORS_SHOWN lines), ...}. Batches
+    commit as they go; running a lost job again re-imports its file, and a label already
+    there is the same revision again (Annotation.same_as), never a duplicate."""
+    from .annotation_import import import_annotations
+
+    job = _load_job(job_id, "label import")
+    if job is None:
+        return
+    media = Path(settings.MEDIA_ROOT)
+    upload = job.params["files"][0]
+    job.start(total=0)
+    throttled = _Throttled(job)
+    try:
+        with _heartbeat(job, self.request):
+            report = import_annotations(
+                job.study,
+                media / upload["path"],
+                create_members=bool(job.params.get("create_members")),
+                judge=bool(job.params.get("judge")),
+                progress=lambda done, total: throttled(done, total, "records"),
+            )
+    except Exception as exc:
+        logger.exception("label import job %s failed", job.pk)
+        job.fail(f"{type(exc).__name__}: {exc}")
+        return
+    # the lead's file name in the error lines, not our stored copy's
+    errors = [
+        line.replace(str(media / upload["path"]), upload["name"], 1)
+        for line in report.rejected[:ERRORS_SHOWN]
+    ]
+    result = {
+        "imported": report.imported,
+        "rejected": len(report.rejected),
+        "errors": errors,
+        "errors_not_shown": max(0, len(report.rejected) - ERRORS_SHOWN),
+        "created_users": report.created_users,
+        "created_groups": report.created_groups,
+        "assigned_conversations": report.assigned_conversations,
+        "summary": report.summary(),
+    }
+    if report.imported == 0:
+        job.fail(f"Nothing could be imported. {report.summary()}", result=result)
+    else:
+        job.finish(result)
+
+
 def remove_partial_import(job) -> int:
     """The importer commits batch by batch, so a killed worker leaves the first batches in
     the database; WildChat ids repeat, so a re-run cannot tell them apart and would import
@@ -164,7 +217,8 @@ def remove_partial_import(job) -> int:
     already assigned it. Called before a re-run and when a lost job is reaped."""
     from .models import Conversation
 
-    if job.started_at is None:
+    if job.started_at is None or job.params.get("what") == LABEL_IMPORT:
+        # labels commit as whole batches of whole records: nothing is half-written
         return 0
     names = [f["name"] for f in job.params.get("files", [])]
     written = Conversation.objects.filter(
@@ -209,10 +263,12 @@ def export_filename(study_slug: str, raw: bool, fmt: str) -> str:
 
 @shared_task(bind=True)
 def run_export(self, job_id: int) -> None:
-    """params: format (csv|jsonl|parquet), raw (bool), round -> the file
+    """params: format (csv|jsonl|parquet), raw (bool), round, with_text (bool) -> the file
     MEDIA_ROOT/exports/<job id>/<study>-gold.<format> (or -raw), its path relative to
     MEDIA_ROOT in job.result_file. exports.py writes a temporary *.part file and renames it
-    when complete, so a killed worker never leaves a file that looks finished."""
+    when complete, so a killed worker never leaves a file that looks finished. The file is
+    made blind for whoever started the job (job.created_by; result blind_for, blind_for_id):
+    if they annotate, their fellow annotators' labels on open cards stay out of it."""
     from .exports import write_gold, write_raw
     from .models import Annotation, Turn
 
@@ -222,6 +278,7 @@ def run_export(self, job_id: int) -> None:
     study, params = job.study, job.params
     fmt, raw = params.get("format", "csv"), bool(params.get("raw", False))
     round = params.get("round")
+    with_text, reader = bool(params.get("with_text", False)), job.created_by
     folder = job.export_dir
     folder.mkdir(parents=True, exist_ok=True)
     job.discard_partial_output()  # a lost earlier run's temporary file
@@ -247,10 +304,11 @@ def run_export(self, job_id: int) -> None:
 
     try:
         with _heartbeat(job, self.request):
+            options = {"progress": progress, "with_text": with_text, "blind_for": reader}
             if raw:
-                n = write_raw(study, path, fmt, round=round, progress=progress)
+                n = write_raw(study, path, fmt, round=round, **options)
             else:
-                n = write_gold(study, path, fmt, round=round or 1, progress=progress)
+                n = write_gold(study, path, fmt, round=round or 1, **options)
     except Exception as exc:
         logger.exception("export job %s failed", job.pk)
         job.fail(f"{type(exc).__name__}: {exc}")
@@ -258,4 +316,7 @@ def run_export(self, job_id: int) -> None:
     job.total = n
     relative = path.relative_to(Path(settings.MEDIA_ROOT))
     result = {"rows": n, "format": fmt, "raw": raw, "round": round, "file": path.name}
+    result["with_text"] = with_text
+    result["blind_for"] = reader.username if reader is not None else None
+    result["blind_for_id"] = reader.pk if reader is not None else None
     job.finish(result=result, result_file=str(relative))

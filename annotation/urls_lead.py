@@ -13,7 +13,11 @@ urlpatterns = [
         name="lead_conversations",
     ),
     path("s/<slug:slug>/lead/import/", views_lead.import_conversations, name="lead_import"),
-    path("s/<slug:slug>/lead/jobs/<int:job_id>/", views_lead.job_status, name="lead_job"),
+    path(
+        "s/<slug:slug>/lead/import/annotations/",
+        views_lead.import_annotations,
+        name="lead_import_annotations",
+    ),
     path("s/<slug:slug>/lead/assign/", views_lead.assign, name="lead_assign"),
     path("s/<slug:slug>/lead/groups/", views_lead.groups, name="lead_groups"),
     path(

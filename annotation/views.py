@@ -4,13 +4,16 @@ a whole page, or as its #card partial for htmx requests (submit, next, previous)
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.db.models import Q, Sum
+from django.db.models import Exists, OuterRef, Q, Sum
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect, push_url
+
+from taxonomy.models import Proposal
 
 from .access import get_card_for_annotator, get_study_for_user
 from .forms import AnnotationForm
@@ -43,7 +46,7 @@ def study(request: HttpRequest, slug: str) -> HttpResponse:
     ctx["moderates"] = role == Role.LEAD or study.groups.filter(moderator=request.user).exists()
     if role == Role.LEAD:
         ctx["progress"] = _group_progress(study)
-        ctx.update(jobs_panel_context(study))
+        ctx.update(jobs_panel_context(study, request.user))
     return render(request, "annotation/study.html", ctx)
 
 
@@ -65,10 +68,21 @@ def _group_progress(study: Study) -> list[dict]:
 @login_required
 @require_GET
 def queue(request: HttpRequest, slug: str) -> HttpResponse:
-    """Resume: my first card without a round-1 label, or the done page."""
+    """Resume: a card brought back to me with a suggested type, else my first card without
+    a round-1 label, or the done page."""
     study, _ = get_study_for_user(request.user, slug)
     cards = Turn.objects.for_annotator(study, request.user)
-    turn_id = cards.todo(request.user).values_list("pk", flat=True).first()
+    # first the cards an expert's decision on my proposal brought back, still in round 1
+    # (the card's state in my group: groups sharing a card each have their own)
+    closed = CardState.objects.filter(
+        turn_id=OuterRef("turn_id"), group__annotators=request.user
+    ).exclude(status=CardStatus.OPEN)
+    suggested = (
+        Proposal.objects.suggesting(request.user).filter(turn__in=cards).exclude(Exists(closed))
+    )
+    turn_id = suggested.order_by("decided_at").values_list("turn_id", flat=True).first()
+    if turn_id is None:
+        turn_id = cards.todo(request.user).values_list("pk", flat=True).first()
     if turn_id is None:
         return render(
             request, "annotation/queue_done.html", {"study": study, "empty": not cards.exists()}
@@ -85,39 +99,57 @@ def my_cards(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "annotation/my_cards.html", {"study": study, "page": page})
 
 
+@never_cache  # Back must fetch the card again: the browser's copy shows labels as they were
 @login_required
 @require_http_methods(["GET", "POST"])
 def card(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     study, _ = get_study_for_user(request.user, slug)
     turn, group = get_card_for_annotator(request.user, study, turn_id)
     types = study.taxonomy_version.type_list()
-    card_status = _card_status(turn, group)
-    if request.method == "POST":
-        form = AnnotationForm(request.POST, types=types)
-        if form.is_valid():
-            d = form.cleaned_data
-            try:
-                Annotation.submit(
-                    turn=turn,
-                    group=group,
-                    annotator=request.user,
-                    types=d["chosen_types"],
-                    note=d["note"],
-                    evidence=d["evidence"],
-                    confidence=d["confidence"],
-                    source=Source.BROWSER,
-                )
-                return _after_submit(request, study, turn)
-            except RoundClosed as e:
-                form.add_error(None, str(e))
-                # another annotator closed round 1 meanwhile
-                card_status = _card_status(turn, group)
-        # htmx swaps only 2xx answers; a plain form post gets the proper 422
-        http_status = 200 if request.htmx else 422
+    if request.method == "GET":
+        return _render_card(request, study, turn, types, card_status=_card_status(turn, group))
+    form = AnnotationForm(request.POST, types=types)
+    if not form.is_valid():
+        # the input comes back, to be corrected, marked as not saved (labels.js swaps a 422)
         return _render_card(
-            request, study, turn, types, form=form, card_status=card_status, http=http_status
+            request, study, turn, types, form=form, card_status=_card_status(turn, group), http=422
         )
-    return _render_card(request, study, turn, types, card_status=card_status)
+    d = form.cleaned_data
+    try:
+        Annotation.submit(
+            turn=turn,
+            group=group,
+            annotator=request.user,
+            types=d["chosen_types"],
+            note=d["note"],
+            evidence=d["evidence"],
+            confidence=d["confidence"],
+            source=Source.BROWSER,
+        )
+    except RoundClosed as e:
+        # another annotator closed round 1 meanwhile: show what is stored, never the refused
+        # ticks in a locked form, and say what was not saved
+        error = f"Not saved: {e} {_refused(form)}"
+        return _render_card(
+            request,
+            study,
+            turn,
+            types,
+            error=error,
+            card_status=_card_status(turn, group),
+            http=409,
+        )
+    return _after_submit(request, study, turn)
+
+
+def _refused(form: AnnotationForm) -> str:
+    """The refused labels and note in words, so nothing typed vanishes unseen."""
+    names = ", ".join(t.name for t in form.cleaned_data["chosen_types"]) or "no smell"
+    note = form.cleaned_data["note"]
+    out = f"You had chosen: {names}."
+    if note:
+        out += f" Your note: “{note}”."
+    return out + " The form shows what is stored."
 
 
 @login_required
@@ -151,7 +183,23 @@ def _after_submit(request: HttpRequest, study: Study, turn: Turn) -> HttpRespons
     return push_url(response, reverse("card", args=[study.slug, next_id]))
 
 
-def _render_card(request, study, turn, types, *, form=None, card_status=CardStatus.OPEN, http=200):
+def _render_card(
+    request: HttpRequest,
+    study: Study,
+    turn: Turn,
+    types: list,
+    *,
+    form: AnnotationForm | None = None,
+    error: str = "",
+    card_status: str = CardStatus.OPEN,
+    http: int = 200,
+) -> HttpResponse:
+    """The card (a page, or its #card partial for htmx): the stored labels, or with `form`
+    the input the server sent back to be corrected; `error` says why a submit was refused."""
+    if form is not None and card_status != CardStatus.OPEN:
+        # a locked card shows what is stored, whatever was posted to it
+        errors = " ".join(e for errs in form.errors.values() for e in errs)
+        error, form = error or f"Not saved: {errors}", None
     mine = (
         Annotation.objects.current()
         .filter(turn=turn, annotator=request.user, round=1)
@@ -169,11 +217,17 @@ def _render_card(request, study, turn, types, *, form=None, card_status=CardStat
     )
     prev_id = cards.before(turn).values_list("pk", flat=True).last()
     next_id = cards.after(turn).values_list("pk", flat=True).first()
+    suggested: list[str] = []  # types pre-ticked for the proposer, not stored
     if form is not None:
         checked = set(form.data.getlist("types"))
         no_smell = bool(form.data.get("no_smell"))
     else:
         checked = {t.code for t in mine.types.all()} if mine else set()
+        if card_status == CardStatus.OPEN:
+            by_code = {t.code: t for t in types}
+            stored = checked
+            checked = Proposal.objects.pretick(request.user, turn, stored, by_code)
+            suggested = [by_code[c].name for c in sorted(checked - stored)]
         no_smell = bool(mine) and not checked
     ctx = {
         "study": study,
@@ -181,8 +235,10 @@ def _render_card(request, study, turn, types, *, form=None, card_status=CardStat
         "conversation": turn.conversation,
         "types": types,
         "form": form,
+        "error": error,
         "mine": mine,
         "checked": checked,
+        "suggested": suggested,
         "no_smell": no_smell,
         "locked": card_status != CardStatus.OPEN,
         "state_status": card_status,

@@ -2,14 +2,16 @@
 of a disputed card (labels per round side by side, the thread, revise or confirm), the
 moderator's queue and decision, and a card's timeline.
 
-Access is decided here, never in a template: the group's annotators see a card's discussion
-only once round 1 is over for it (`state.revealed`), so nothing of round 1 leaks before every
-annotator has submitted; the group's moderator and the study's leads see it always.
+Access is decided here, with access.py's rules, never in a template: whoever annotates a card
+sees its discussion only once round 1 is over for it, whatever other role they hold (lead,
+moderator, superuser), so nothing of round 1 leaks before every annotator has submitted; the
+group's moderator and the study's leads who do not annotate it see it always. Every list of
+labels goes through `Annotation.objects.visible_to` as well.
 
 A card shared by several groups (a calibration set, an overlap share) has one discussion per
 group: `?group=<id>` picks it (default: the user's own group, else the first they may see).
 Each shows only its own group's labels and thread. Whoever labels the card in one group sees
-another group's discussion of it only after giving their own round-1 label."""
+another group's discussion of it only once round 1 is over for it in their own group."""
 
 from __future__ import annotations
 
@@ -24,11 +26,12 @@ from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from taxonomy.models import Proposal, Type
 
-from .access import get_study_for_user
+from .access import get_study_for_user, may_decide, may_see_round1
 from .forms import AnnotationForm
 from .models import (
     AlreadyDecided,
@@ -38,6 +41,7 @@ from .models import (
     Comment,
     Consensus,
     Group,
+    NotDecidable,
     Role,
     RoundClosed,
     Source,
@@ -59,6 +63,7 @@ class DiscussionCard:
     is_annotator: bool
     is_moderator: bool  # the group's moderator, or a lead
     role: str
+    may_decide: bool  # a moderator or lead who does not annotate the card (access.py)
 
     @property
     def status(self) -> str:
@@ -79,7 +84,7 @@ class DiscussionCard:
 
     @property
     def can_decide(self) -> bool:
-        return self.is_moderator and self.status in (CardStatus.DISPUTED, CardStatus.ESCALATED)
+        return self.may_decide and self.status in (CardStatus.DISPUTED, CardStatus.ESCALATED)
 
     @property
     def can_comment(self) -> bool:
@@ -89,10 +94,11 @@ class DiscussionCard:
 def _get_card_for_discussion(
     user, study: Study, role: str, turn_id: int, group_id: int | None = None
 ) -> DiscussionCard:
-    """404 unless the user moderates the card's group, leads the study, or annotates in the
-    group and round 1 is over for the card. `group_id` picks one of the groups sharing the
-    card; someone who labels the card in another group must have given their own round-1
-    label first."""
+    """404 unless the user moderates the card's group or leads the study, or annotates in the
+    group; and 404 for whoever annotates the card while round 1 is under way in their group,
+    whatever their other roles (access.may_see_round1). `group_id` picks one of the groups
+    sharing the card; someone who labels the card in another group sees this one only once
+    round 1 is over in their own."""
     turn = get_object_or_404(
         Turn.objects.select_related("conversation"), pk=turn_id, conversation__study=study
     )
@@ -102,16 +108,17 @@ def _get_card_for_discussion(
     if group is None:
         raise Http404("No such card")
     group.study = study
-    if group != own and own is not None and not _labelled_round_1(user, turn):
-        raise Http404("No such card")  # another group's labels, before giving my own
+    if group != own and own is not None and not _own_round_1_over(user, turn, own):
+        raise Http404("No such card")  # another group's labels, before round 1 ends in mine
     state = CardState.objects.filter(turn=turn, group=group).first()
     if state is not None:
         state.turn, state.group = turn, group
     is_moderator = role == Role.LEAD or group.moderator_id == user.pk
     is_annotator = group == own
-    if not is_moderator and not (is_annotator and state is not None and state.revealed):
+    if not (is_moderator or is_annotator) or not may_see_round1(user, group, state):
         raise Http404("No such card")
-    return DiscussionCard(turn, group, state, is_annotator, is_moderator, role)
+    decider = may_decide(user, role, group)
+    return DiscussionCard(turn, group, state, is_annotator, is_moderator, role, decider)
 
 
 def _pick_group(
@@ -125,8 +132,9 @@ def _pick_group(
     return min(mine, key=lambda g: g.name, default=None)
 
 
-def _labelled_round_1(user, turn: Turn) -> bool:
-    return Annotation.objects.current().filter(turn=turn, annotator=user, round=1).exists()
+def _own_round_1_over(user, turn: Turn, own: Group) -> bool:
+    """Whether round 1 is over for the card in the group where `user` labels it."""
+    return may_see_round1(user, own, CardState.objects.filter(turn=turn, group=own).first())
 
 
 def _group_param(request: HttpRequest) -> int | None:
@@ -158,6 +166,17 @@ def _get_moderated_groups(user, study: Study, role: str) -> list[Group]:
     if not groups:
         raise Http404("No groups to moderate")
     return groups
+
+
+class CommentForm(forms.Form):
+    """A comment of the thread. A Django CharField refuses a NUL byte, which PostgreSQL
+    cannot store and SQLite can: both databases answer the same 422."""
+
+    text = forms.CharField(
+        label="Comment",
+        strip=True,
+        error_messages={"required": "Write a comment before sending it."},
+    )
 
 
 class DecisionForm(AnnotationForm):
@@ -229,6 +248,7 @@ def moderate_queue(request: HttpRequest, slug: str) -> HttpResponse:
         states = states.involving_type(f["type"])
     current = (
         Annotation.objects.current()
+        .visible_to(request.user, study)
         .select_related("annotator")
         .prefetch_related("types")
         .order_by("round", "annotator__username")
@@ -255,6 +275,7 @@ def moderate_queue(request: HttpRequest, slug: str) -> HttpResponse:
 # --- the discussion page ----------------------------------------------------------------------
 
 
+@never_cache  # Back must fetch the page again: the browser's copy shows labels as they were
 @login_required
 @require_http_methods(["GET", "POST"])
 def discussion(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
@@ -266,6 +287,9 @@ def discussion(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
         return _render_discussion(request, study, card)
     if not card.is_annotator:
         raise PermissionDenied("Only the group's annotators label this card.")
+    stale = _stale_form(request, card)
+    if stale:  # like a refused save: the form shows what is stored, the error says why
+        return _render_discussion(request, study, card, error=stale, http=409)
     form = AnnotationForm(request.POST, types=study.taxonomy_version.type_list())
     if not form.is_valid():
         return _render_discussion(request, study, card, form=form, http=422)
@@ -275,8 +299,9 @@ def discussion(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
             turn=card.turn,
             group=card.group,
             annotator=request.user,
-            # the round the form was shown for: a stale form never lands in a later round
-            round=_posted_round(request, card),
+            # the server's round, checked again under the card's lock: if the card moved on
+            # since it was read, RoundClosed, so a form never lands in a later round
+            round=card.round,
             types=d["chosen_types"],
             note=d["note"],
             evidence=d["evidence"],
@@ -285,7 +310,8 @@ def discussion(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
         )
     except RoundClosed as e:
         card = _reload(request.user, study, card)
-        return _render_discussion(request, study, card, form=form, error=str(e), http=409)
+        # the form shows what is stored, never the refused ticks; the error says why
+        return _render_discussion(request, study, card, error=str(e), http=409)
     if not request.htmx:
         return redirect(reverse("discussion", args=[study.slug, card.turn.pk]) + card.query)
     return _render_discussion(request, study, _reload(request.user, study, card), saved=True)
@@ -311,13 +337,15 @@ def comment(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     """Add to the thread; an htmx post gets the thread back, newest at the bottom."""
     study, role = get_study_for_user(request.user, slug)
     card = _card(request, study, role, turn_id)
+    form = CommentForm(request.POST)
     text = request.POST.get("text", "").strip()
     error, http = "", 200
     if not card.can_comment:
         error, http = f"The discussion is closed: this card is {card.status}.", 409
-    elif not text:
-        error, http = "Write a comment before sending it.", 422
+    elif not form.is_valid():
+        error, http = _first_error(form), 422
     else:
+        text = form.cleaned_data["text"]
         mine = Comment.objects.filter(turn=card.turn, group=card.group, author=request.user)
         last = mine.last()
         # a double-submitted form posts the same text twice: keep one
@@ -344,21 +372,21 @@ def decide(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     decision (double submit, two moderators) changes nothing and says who decided: 409."""
     study, role = get_study_for_user(request.user, slug)
     card = _card(request, study, role, turn_id)
-    if not card.is_moderator:
+    if not card.may_decide:
+        if card.is_annotator:
+            raise PermissionDenied("You annotate this card: its moderator or a lead decides it.")
         raise PermissionDenied("Only the group's moderator or a lead decides a card.")
     form = DecisionForm(request.POST, types=study.taxonomy_version.type_list())
     existing = Consensus.objects.current().filter(turn=card.turn, group=card.group).first()
     if existing is not None:
         return _decision_refused(request, study, card, form, str(AlreadyDecided(existing)))
-    if card.status == CardStatus.OPEN:
-        message = "Round 1 is still open for this card: its annotators label it blind first."
-        return _decision_refused(request, study, card, form, message)
     if not form.is_valid():
         return _render_discussion(request, study, card, decision_form=form, http=422)
     d = form.cleaned_data
     try:
+        # the model refuses a card that is not disputed or escalated (NotDecidable)
         CardState.decide(card.turn, card.group, request.user, d["chosen_types"], d["rationale"])
-    except AlreadyDecided as e:
+    except (AlreadyDecided, NotDecidable) as e:
         return _decision_refused(request, study, card, form, str(e))
     if not request.htmx:
         return redirect(reverse("discussion", args=[study.slug, card.turn.pk]) + card.query)
@@ -383,7 +411,12 @@ def card_timeline(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse
     study, role = get_study_for_user(request.user, slug)
     card = _card(request, study, role, turn_id)
     turn = card.turn
-    annotations = _group_annotations(card).select_related("annotator").prefetch_related("types")
+    annotations = (
+        _group_annotations(card)
+        .visible_to(request.user, study)
+        .select_related("annotator")
+        .prefetch_related("types")
+    )
     consensus = (
         Consensus.objects.filter(turn=turn, group=card.group)
         .select_related("decided_by", "taxonomy_version__taxonomy")
@@ -434,6 +467,7 @@ def _render_discussion(
     types = study.taxonomy_version.type_list()
     annotations = list(
         _group_annotations(card)
+        .visible_to(request.user, study)
         .select_related("annotator")
         .prefetch_related("types")
         .order_by("round", "id")
@@ -451,6 +485,9 @@ def _render_discussion(
         checked, no_smell = set(form.data.getlist("types")), bool(form.data.get("no_smell"))
     else:
         checked = mine.codes if mine else set()
+        if card.can_revise:  # a type an expert's decision on my proposal suggests
+            by_code = {t.code: t for t in types}
+            checked = Proposal.objects.pretick(request.user, card.turn, checked, by_code)
         no_smell = mine is not None and not checked
     if decision_form is not None:
         decision_checked = set(decision_form.data.getlist("types"))
@@ -538,8 +575,22 @@ def _group_annotations(card: DiscussionCard):
     return Annotation.objects.filter(turn=card.turn).exclude(annotator__in=outsiders)
 
 
-def _posted_round(request: HttpRequest, card: DiscussionCard) -> int:
-    try:
-        return int(request.POST.get("round", card.round))
-    except ValueError:
-        return card.round
+def _stale_form(request: HttpRequest, card: DiscussionCard) -> str:
+    """Why the posted form is stale, or "". The form carries the round it was shown for; it
+    is compared with the round under way and never used as the round to save in (the
+    server decides that), so "0", "-1" or "two" are refused like any other mismatch."""
+    posted = request.POST.get("round")
+    if posted is None or posted.strip() == str(card.round):
+        return ""
+    return (
+        f"This form was for round {posted.strip()[:12]}, but the card is in round "
+        f"{card.round} ({card.status}): nothing was saved. Read the labels as they are now "
+        "and save again."
+    )
+
+
+def _first_error(form: forms.Form) -> str:
+    """The form's first error, named by its field's label ("Comment: ...")."""
+    for name, errors in form.errors.items():
+        return f"{form.fields[name].label}: {errors[0]}" if name in form.fields else errors[0]
+    return ""

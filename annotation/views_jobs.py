@@ -1,7 +1,9 @@
-"""The lead's agreement and export jobs: start them, follow them (an htmx partial that polls
-until the job ends) and download an export. The "Jobs" panel sits on the study page
-(views.study calls `jobs_panel_context`). Every view starts with get_study_for_lead, so a
-non-lead gets a 404 on the partial, the POSTs and the download alike."""
+"""The lead's jobs: start an agreement or export job, follow any job (one htmx poller,
+`job_detail`, and one partial, jobs/_job.html, for every kind and every page) and download
+an export. The "Jobs" panel sits on the study page (views.study calls `jobs_panel_context`);
+the conversations page lists its imports with `recent_jobs`. Both reap lost jobs first.
+Every view starts with get_study_for_lead, so a non-lead gets a 404 on the partial, the
+POSTs and the download alike."""
 
 from __future__ import annotations
 
@@ -12,19 +14,25 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from .access import get_study_for_lead
+from .access import agreement_locked_reason, get_study_for_lead
 from .agreement_data import data_stamp
-from .exports import FORMATS
+from .exports import FORMATS, may_download
 from .models import Job, JobKind, JobStatus, Study
 from .tasks import run_agreement, run_export
 
 RECENT_JOBS = 10
+NOT_BLIND_FOR_YOU = (
+    "This export was not made for you: you annotate in this study, and the file may show "
+    "other annotators' round-1 labels on cards still open in your groups. Please start "
+    "your own export from the study page; it leaves those labels out."
+)
 PANEL = "annotation/jobs/panel.html"
+JOB = "annotation/jobs/_job.html"
 
 
 def _rounds(study: Study) -> list[int]:
@@ -42,6 +50,7 @@ class AgreementForm(forms.Form):
 class ExportForm(forms.Form):
     format = forms.ChoiceField(choices=[(f, f) for f in FORMATS])
     raw = forms.BooleanField(required=False)
+    with_text = forms.BooleanField(required=False)
 
 
 def _mark_stale(study: Study, job: Job) -> None:
@@ -52,14 +61,16 @@ def _mark_stale(study: Study, job: Job) -> None:
         job.stale = job.result.get("data_stamp") != data_stamp(study)
 
 
-def jobs_panel_context(study: Study) -> dict:
-    """What the study page's Jobs panel needs: a fixed number of queries."""
+def recent_jobs(study: Study, kinds: list[str]) -> list[Job]:
+    """The study's latest jobs of these kinds, lost ones reaped first: wherever jobs are
+    shown, a job whose worker was killed shows as failed, not running forever."""
     Job.objects.reap_lost()
-    jobs = list(
-        study.jobs.filter(kind__in=[JobKind.AGREEMENT, JobKind.EXPORT]).select_related(
-            "created_by"
-        )[:RECENT_JOBS]
-    )
+    return list(study.jobs.filter(kind__in=kinds).select_related("created_by")[:RECENT_JOBS])
+
+
+def jobs_panel_context(study: Study, user) -> dict:
+    """What the study page's Jobs panel needs: a fixed number of queries."""
+    jobs = recent_jobs(study, [JobKind.AGREEMENT, JobKind.EXPORT])
     latest = next(
         (j for j in jobs if j.kind == JobKind.AGREEMENT and j.status == JobStatus.DONE), None
     )
@@ -70,23 +81,19 @@ def jobs_panel_context(study: Study) -> dict:
         "job_rounds": _rounds(study),
         "export_formats": FORMATS,
         "report_url": reverse("report", args=[study.slug]),
+        "agreement_locked": agreement_locked_reason(user, study),
     }
 
 
 def _get_job_for_lead(request: HttpRequest, slug: str, job_id: int) -> tuple[Study, Job]:
     study = get_study_for_lead(request.user, slug)
-    job = get_object_or_404(
-        Job.objects.select_related("created_by"),
-        pk=job_id,
-        study=study,
-        kind__in=[JobKind.AGREEMENT, JobKind.EXPORT],
-    )
+    job = get_object_or_404(Job.objects.select_related("created_by"), pk=job_id, study=study)
     return study, job
 
 
 def _panel_response(request: HttpRequest, study: Study) -> HttpResponse:
     if request.htmx:
-        ctx = {"study": study, **jobs_panel_context(study)}
+        ctx = {"study": study, **jobs_panel_context(study, request.user)}
         return render(request, f"{PANEL}#panel", ctx)
     return redirect("study", study.slug)
 
@@ -112,7 +119,11 @@ def start_export(request: HttpRequest, slug: str) -> HttpResponse:
     if not form.is_valid():
         messages.error(request, f"Export not started: {_errors(form)}")
         return _panel_response(request, study)
-    params = {"format": form.cleaned_data["format"], "raw": form.cleaned_data["raw"]}
+    params = {
+        "format": form.cleaned_data["format"],
+        "raw": form.cleaned_data["raw"],
+        "with_text": form.cleaned_data["with_text"],
+    }
     params["round"] = None if params["raw"] else 1
     _enqueue(request, study, JobKind.EXPORT, params, run_export)
     return _panel_response(request, study)
@@ -132,20 +143,27 @@ def _enqueue(request: HttpRequest, study: Study, kind: str, params: dict, task) 
 @login_required
 @require_GET
 def job_detail(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
-    """One job as the panel shows it; polled by htmx until the job ends."""
+    """One job, of any kind, as every page shows it; polled by htmx until the job ends."""
     Job.objects.reap_lost()
     study, job = _get_job_for_lead(request, slug, job_id)
     _mark_stale(study, job)
     ctx = {"study": study, "job": job, "report_url": reverse("report", args=[study.slug])}
-    return render(request, f"{PANEL}#job", ctx)
+    ctx["agreement_locked"] = agreement_locked_reason(request.user, study)
+    response = render(request, JOB, ctx)
+    if job.is_finished and request.htmx:
+        # the last poll: the conversations page refreshes its counts on this event
+        response["HX-Trigger"] = "job-finished"
+    return response
 
 
 @login_required
 @require_GET
-def job_download(request: HttpRequest, slug: str, job_id: int) -> FileResponse:
+def job_download(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
     study, job = _get_job_for_lead(request, slug, job_id)
     if job.kind != JobKind.EXPORT or job.status != JobStatus.DONE or not job.result_file:
         raise Http404("This job has no file to download")
+    if not may_download(request.user, study, job.result):
+        return HttpResponseForbidden(NOT_BLIND_FOR_YOU, content_type="text/plain; charset=utf-8")
     media = Path(settings.MEDIA_ROOT).resolve()
     path = (media / job.result_file).resolve()
     if not path.is_relative_to(media) or not path.is_file():

@@ -27,17 +27,16 @@ from .models import (
     Group,
     Job,
     JobKind,
-    Kind,
-    Membership,
-    Role,
+    Seat,
     SeatConflict,
+    SeatRefused,
     Study,
 )
-from .tasks import run_import
+from .tasks import LABEL_IMPORT, run_import, run_label_import
+from .views_jobs import recent_jobs
 
 IMPORT_FORMATS = ["auto", "native", "wildchat", "lmsys", "sharegpt", "openai"]
 CONVERSATIONS_PER_PAGE = 50
-RECENT_JOBS = 10
 
 
 class GroupForm(forms.ModelForm):
@@ -104,7 +103,7 @@ def conversations(request: HttpRequest, slug: str) -> HttpResponse:
     ctx = {
         "study": study,
         "counts": _conversation_counts(study),
-        "jobs": study.jobs.filter(kind=JobKind.IMPORT).select_related("created_by")[:RECENT_JOBS],
+        "jobs": recent_jobs(study, [JobKind.IMPORT]),
         "page": Paginator(rows, CONVERSATIONS_PER_PAGE).get_page(request.GET.get("page")),
         "only_unassigned": only_unassigned,
         "groups": study.groups.all(),
@@ -154,17 +153,35 @@ def import_conversations(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("lead_conversations", slug)
 
 
+def start_label_import(study: Study, user, upload, *, create_members: bool, judge: bool) -> Job:
+    """Store an uploaded JSONL of annotations and queue its import (tasks.run_label_import):
+    the page and the API start it alike."""
+    with transaction.atomic():
+        params = {"what": LABEL_IMPORT, "create_members": create_members, "judge": judge}
+        job = Job.objects.create(study=study, kind=JobKind.IMPORT, created_by=user, params=params)
+        job.params["files"] = _save_uploads(job, [upload])
+        job.save(update_fields=["params"])
+        transaction.on_commit(lambda: run_label_import.delay(job.pk))
+    return job
+
+
 @login_required
-def job_status(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
+@require_POST
+def import_annotations(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_lead(request.user, slug)
-    job = get_object_or_404(Job.objects.select_related("created_by"), pk=job_id, study=study)
-    response = render(
-        request, "annotation/lead/conversations.html#job", {"study": study, "job": job}
+    upload = request.FILES.get("file")
+    if upload is None:
+        messages.error(request, "Choose a JSONL file of annotations to import.")
+        return redirect("lead_conversations", slug)
+    start_label_import(
+        study,
+        request.user,
+        upload,
+        create_members=bool(request.POST.get("create_members")),
+        judge=bool(request.POST.get("judge")),
     )
-    if job.is_finished and request.htmx:
-        # the last poll: let the page refresh its counts
-        response["HX-Trigger"] = "job-finished"
-    return response
+    messages.success(request, f"Import of the annotations in {upload.name} queued.")
+    return redirect("lead_conversations", slug)
 
 
 # -- assignment -----------------------------------------------------------------------------
@@ -309,25 +326,18 @@ def group_members(request: HttpRequest, slug: str, group_id: int) -> HttpRespons
         pass
     elif request.POST.get("action") == "remove":
         group.annotators.remove(user)
-    elif user == group.moderator:
-        error = f"{user} moderates {group}; a moderator cannot also annotate in the group."
     else:
-        try:
-            group.check_seat(user)
-        except SeatConflict as e:
-            return _group_response(request, study, group, f"{e}.")
-        study.add_member(user, Role.ANNOTATOR, group.kind)
-        group.annotators.add(user)
+        error = _seat(group, user, Seat.ANNOTATOR)
     return _group_response(request, study, group, error)
 
 
-def _make_moderator(study: Study, user) -> None:
-    membership, created = Membership.objects.get_or_create(
-        study=study, user=user, defaults={"role": Role.MODERATOR, "kind": Kind.EXPERT}
-    )
-    if not created and membership.role == Role.ANNOTATOR:
-        membership.role = Role.MODERATOR
-        membership.save(update_fields=["role"])
+def _seat(group: Group, user, as_: str) -> str:
+    """Group.seat, its refusal as the page's error message."""
+    try:
+        group.seat(user, as_)
+    except SeatRefused as e:
+        return str(e)
+    return ""
 
 
 @login_required
@@ -337,16 +347,9 @@ def group_moderator(request: HttpRequest, slug: str, group_id: int) -> HttpRespo
     group = get_object_or_404(Group, pk=group_id, study=study)
     username = request.POST.get("username", "").strip()
     user, error = _find_user(username) if username else (None, "")
-    if user is not None and group.annotators.filter(pk=user.pk).exists():
-        user, error = None, f"{user} annotates in {group}; pick someone outside the group."
     if user is not None:
-        try:
-            group.check_seat(user, labels=False)
-        except SeatConflict as e:
-            user, error = None, f"{e}."
-    if not error:
-        if user is not None:
-            _make_moderator(study, user)
-        group.moderator = user
+        error = _seat(group, user, Seat.MODERATOR)
+    elif not error:
+        group.moderator = None
         group.save(update_fields=["moderator"])
     return _group_response(request, study, group, error)

@@ -11,19 +11,20 @@ import json
 from collections.abc import Mapping, Sequence
 
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
 from . import svg
-from .access import get_study_for_user
+from .access import agreement_locked_reason, get_study_for_user
 from .models import Job, JobKind, JobStatus, Role, Study
 from .report_render import (
     TaxonomyEntry,
     Value,
     kappa_rows,
-    taxonomy_rows,
+    taxonomy_table,
     to_csv,
     to_latex,
     to_markdown,
@@ -47,6 +48,9 @@ def _get_study_for_reporter(user, slug: str) -> Study:
     study, role = get_study_for_user(user, slug)
     if role not in REPORT_ROLES:
         raise Http404("No such study")
+    locked = agreement_locked_reason(user, study)
+    if locked:
+        raise PermissionDenied(locked)
     return study
 
 
@@ -147,7 +151,7 @@ def _axis_context(axis: str, name: str, data: Mapping, entries: list[TaxonomyEnt
         "pairs": _pair_rows(report, extras, codes, names),
         "per_type_chart": mark_safe(_per_type_chart(axis, report, codes, names)),
         "cooccurrence": _cooccurrence_chart(axis, extras, codes, names),
-        "taxonomy": taxonomy_rows(extras, entries),
+        "taxonomy": taxonomy_table(extras, entries),
         "versus": _versus_rows(data.get("versus_consensus", {}), codes, names),
     }
 

@@ -104,6 +104,23 @@ class TaxonomyVersion(models.Model):
     def types_by_code(self) -> dict[str, Type]:
         return {t.code: t for t in Type.objects.filter(axis__version=self).select_related("axis")}
 
+    def check_selection(self, types: list[Type]) -> None:
+        """The one per-axis label limit (form, importer, API): a single-select axis takes one
+        type per card, a multi-select one at most its max_labels (none: no limit). Raises
+        ValueError naming the axis and its limit. `types` need their axis loaded."""
+        per_axis: dict[int, list[Type]] = {}
+        for t in types:
+            per_axis.setdefault(t.axis_id, []).append(t)
+        for chosen in per_axis.values():
+            axis = chosen[0].axis
+            limit = axis.max_labels if axis.multi_select else 1
+            if limit and len(chosen) > limit:
+                codes = ", ".join(t.code for t in chosen)
+                raise ValueError(
+                    f"{axis.name}: at most {limit} type(s) per card. "
+                    f"Got {codes} (axis {axis.code!r})."
+                )
+
     @transaction.atomic
     def derive(
         self, *, add: list[dict] | None = None, rename: dict[str, str] | None = None
@@ -271,7 +288,7 @@ class Type(models.Model):
 class ProposalStatus(models.TextChoices):
     PENDING = "pending"
     ACCEPTED = "accepted"  # a new taxonomy version has the type
-    MAPPED = "mapped"  # an existing type covers it; the card was relabelled
+    MAPPED = "mapped"  # an existing type covers it; suggested to the proposer, never stored
     REJECTED = "rejected"
 
 
@@ -295,6 +312,37 @@ class ProposalQuerySet(models.QuerySet):
     def decided(self):
         return self.exclude(status=ProposalStatus.PENDING)
 
+    def suggesting(self, user):
+        """`user`'s accepted or mapped proposals whose suggested type they have not answered
+        yet (by submitting labels on the card since). Pre-ticked, never stored for them."""
+        return self.filter(
+            proposer=user,
+            status__in=[ProposalStatus.ACCEPTED, ProposalStatus.MAPPED],
+            answered_at__isnull=True,
+        )
+
+    def answer(self, user, turn) -> int:
+        """`user` submitted labels on `turn`: the suggestions there are answered."""
+        return self.suggesting(user).filter(turn=turn).update(answered_at=timezone.now())
+
+    def suggestions_for(self, user, turn) -> list[str]:
+        """The type codes suggested to `user` on `turn`, oldest decision first."""
+        rows = self.suggesting(user).filter(turn=turn).order_by("decided_at")
+        return [new or mapped for new, mapped in rows.values_list("new_code", "mapped_to_code")]
+
+    def pretick(self, user, turn, codes: set[str], types: dict[str, Type]) -> set[str]:
+        """`codes` (what the form would show) plus the types suggested to `user` on `turn`;
+        on a single-select axis the suggestion takes the place of the axis's type."""
+        ticked = set(codes)
+        for code in self.suggestions_for(user, turn):
+            target = types.get(code)
+            if target is None:  # a code the study's version no longer has
+                continue
+            if not target.axis.multi_select:
+                ticked = {c for c in ticked if c in types and types[c].axis_id != target.axis_id}
+            ticked.add(code)
+        return ticked
+
     def counts(self) -> dict[str, int]:
         """{status: proposals}, every status present (0 when none)."""
         out = dict.fromkeys(ProposalStatus.values, 0)
@@ -306,7 +354,8 @@ class ProposalQuerySet(models.QuerySet):
 class Proposal(models.Model):
     """A new type suggested on a card because none fits. The study's experts accept it (a
     new taxonomy version with the type, the card back to its annotators), map it to an
-    existing type (the proposer's labels get it) or reject it; the decision stays on the row."""
+    existing type or reject it; the decision stays on the row. Accept and map suggest the type
+    to the proposer (pre-ticked on the card), and never write anyone's labels."""
 
     study = models.ForeignKey(
         "annotation.Study", on_delete=models.CASCADE, related_name="proposals"
@@ -331,9 +380,12 @@ class Proposal(models.Model):
     )
     decided_at = models.DateTimeField(null=True, blank=True)
     decision_reason = models.TextField(blank=True)
-    # what the decision did, in words, for the proposer (relabelled, or why not)
+    # what the decision did, in words, for the proposer (what they may now do, or why not)
     outcome = models.TextField(blank=True)
     mapped_to_code = models.CharField(max_length=100, blank=True)
+    # when the proposer submitted labels on the card after an accept or map: from then on
+    # the suggested type is no longer pre-ticked for them
+    answered_at = models.DateTimeField(null=True, blank=True)
     new_code = models.CharField(max_length=100, blank=True, help_text="the accepted type's code")
     created_version = models.ForeignKey(
         TaxonomyVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
@@ -355,6 +407,16 @@ class Proposal(models.Model):
     @property
     def is_pending(self) -> bool:
         return self.status == ProposalStatus.PENDING
+
+    @property
+    def mapped_to_name(self) -> str:
+        """The name of the type it was mapped to, for pages (codes are for files and the API)."""
+        if not self.mapped_to_code:
+            return ""
+        found = Type.objects.filter(
+            axis__version_id=self.study.taxonomy_version_id, code=self.mapped_to_code
+        ).values_list("name", flat=True)
+        return next(iter(found), self.mapped_to_code)
 
     @classmethod
     def propose(
@@ -442,6 +504,7 @@ class Proposal(models.Model):
                 state.reopen()
                 if state.status != CardStatus.OPEN:
                     outcome += f" The card went back to its annotators (round {state.round})."
+            outcome += locked._suggestion_outcome(locked.name)
             self._record(
                 locked,
                 by,
@@ -454,11 +517,10 @@ class Proposal(models.Model):
         return outcome
 
     def map_to(self, by, code: str, *, reason: str = "") -> str:
-        """An existing type covers the proposal: the proposer's labels of the round under
-        way get it (a new revision, source "proposal"), if that round is still open for
-        them; otherwise only this row records the mapping, and the outcome says so."""
-        from annotation.models import Annotation, CardState, RoundClosed, Source
-
+        """An existing type covers the proposal. No decision writes an annotator's labels
+        (their round-1 labels are their own judgment): the proposer is told, and while a
+        round is open for them the card comes back to them with the type pre-ticked, stored
+        only if they submit it (`ProposalQuerySet.suggestions_for`)."""
         with transaction.atomic():
             locked = self._lock_pending()
             version = locked.study.taxonomy_version
@@ -466,54 +528,30 @@ class Proposal(models.Model):
             if code not in types:
                 raise ProposalError(f"unknown type code {code!r} in {version}")
             target = types[code]
-            turn = locked.turn
-            group = turn.conversation.group_of(locked.proposer)
-            state = CardState.objects.filter(turn=turn, group=group).first()
-            round = state.round if state else 1
-            who = locked.proposer
-            outcome = f"Mapped to {target.name} ({code})."
-            if group is None or not group.annotators.filter(pk=who.pk).exists():
-                outcome += f" {who} no longer annotates this card: labels unchanged."
-            else:
-                # their labels of the round under way, else of their latest earlier round
-                # (a round 2 they have not labelled yet starts from their round 1)
-                mine = (
-                    Annotation.objects.current()
-                    .filter(turn=turn, annotator=who, round__lte=round)
-                    .order_by("-round")
-                    .prefetch_related("types__axis")
-                    .first()
-                )
-                labels = _labels_with(mine, target, types)
-                if labels is None:
-                    limit = target.axis.max_labels
-                    outcome += (
-                        f" {target.axis.name} allows at most {limit} type(s) per card: "
-                        f"{who}'s labels unchanged."
-                    )
-                else:
-                    try:
-                        Annotation.submit(
-                            turn=turn,
-                            group=group,
-                            annotator=who,
-                            round=round,
-                            types=labels,
-                            note=mine.note if mine else f"Proposal {locked.name!r} mapped here.",
-                            evidence=mine.evidence if mine else "",
-                            confidence=mine.confidence if mine else None,
-                            source=Source.PROPOSAL,
-                        )
-                        outcome += f" {who}'s round-{round} labels on the card now include it."
-                    except RoundClosed:
-                        outcome += (
-                            f" The card's round {round} is closed, so only this proposal "
-                            f"records the mapping: {who}'s labels unchanged."
-                        )
+            outcome = f"Mapped to {target.name}." + locked._suggestion_outcome(target.name)
             self._record(
                 locked, by, ProposalStatus.MAPPED, reason, mapped_to_code=code, outcome=outcome
             )
         return outcome
+
+    def _suggestion_outcome(self, type_name: str) -> str:
+        """What happens next for the proposer, in words: the card back in their hands with
+        the type pre-ticked, or why not."""
+        from annotation.models import CardState, CardStatus
+
+        who, turn = self.proposer, self.turn
+        # the card's state in the proposer's group (groups sharing a card run apart)
+        group = turn.conversation.group_of(who)
+        if group is None or not group.annotators.filter(pk=who.pk).exists():
+            return f" {who} no longer annotates this card: nothing more to do."
+        state = CardState.objects.filter(turn=turn, group=group).first()
+        status = state.status if state else CardStatus.OPEN
+        if status in (CardStatus.OPEN, CardStatus.DISPUTED):
+            return (
+                f" The card is back with {who} with {type_name} pre-ticked; nothing is stored "
+                f"until {who} submits."
+            )
+        return f" The card is {status}, so its labels stay as they are."
 
     def reject(self, by, *, reason: str) -> str:
         if not reason.strip():
@@ -523,19 +561,3 @@ class Proposal(models.Model):
             outcome = "Rejected."
             self._record(locked, by, ProposalStatus.REJECTED, reason.strip(), outcome=outcome)
         return outcome
-
-
-def _labels_with(mine, target: Type, types: dict[str, Type]) -> list[Type] | None:
-    """The proposer's label set plus `target`, as types of the current version (a code the
-    version lacks keeps its old type: never silently dropped). A single-select axis swaps
-    its type for `target`; None when the axis's max_labels would be exceeded."""
-    current = [types.get(t.code, t) for t in mine.types.all()] if mine else []
-    if target.axis.multi_select:
-        labels = [t for t in current if t.code != target.code] + [target]
-    else:
-        labels = [t for t in current if t.axis.code != target.axis.code] + [target]
-    limit = target.axis.max_labels
-    same_axis = [t for t in labels if t.axis.code == target.axis.code]
-    if limit and len(same_axis) > limit:
-        return None
-    return labels

@@ -101,7 +101,8 @@ def _merge_metadata(target: dict, extra: dict, prefix: str) -> None:
 def build_conversation(record: Record) -> tuple[str, list[dict], list[BuiltTurn], list[str]]:
     """Apply the turn rule (FORMATS.md section 0) to one record's messages.
 
-    Returns (system_prompt, preamble, turns, warnings)."""
+    Returns (system_prompt, preamble, turns, warnings); raises RecordError for a record that
+    gives no turn."""
     system_parts: list[str] = []
     preamble: list[dict] = []
     turns: list[BuiltTurn] = []
@@ -154,7 +155,8 @@ def build_conversation(record: Record) -> tuple[str, list[dict], list[BuiltTurn]
             f"{len(preamble)} message(s) before the first user message kept as preamble"
         )
     if not turns:
-        warnings.append("no user message: the conversation has no turns")
+        # FORMATS.md section 0, rule 6: a conversation without a turn has no card.
+        raise RecordError("no user message: nothing to sort")
     if record.declared_turns is not None and record.declared_turns != len(turns):
         warnings.append(
             f"the dataset says turn={record.declared_turns}, counted {len(turns)} turns"

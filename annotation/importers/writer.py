@@ -2,8 +2,9 @@
 
 SQLite gets `bulk_create`. PostgreSQL gets `COPY ... FROM STDIN` (psycopg2 `copy_expert`),
 several times faster than multi-row INSERTs for the same rows (benchmarks/import_bench.py).
-A batch the database refuses is retried record by record, so one bad row (say a NUL byte
-PostgreSQL will not store) costs that record, not the batch or the file."""
+A batch the database refuses is retried record by record, so one bad row costs that record,
+not the batch or the file. (NUL characters, which PostgreSQL refuses and SQLite stores, never
+get here: the readers reject them, so both databases hold the same records.)"""
 
 from __future__ import annotations
 
@@ -25,6 +26,10 @@ BATCH_SIZE = 1000
 BATCH_CHARS = 16_000_000
 # None: COPY on PostgreSQL, bulk_create elsewhere. Tests and the benchmark force either.
 USE_COPY: bool | None = None
+# What a refused row raises: the database's errors, and psycopg2's ValueError for a NUL
+# character in a parameter, which it refuses before sending (the readers reject NULs, so
+# this is the last line of defence).
+REFUSED = (DatabaseError, ValueError)
 
 
 class Writer:
@@ -62,7 +67,7 @@ class Writer:
                 with transaction.atomic():
                     self._write(batch)
                 self._count(batch)
-            except DatabaseError:
+            except REFUSED:
                 self._write_one_by_one(batch)
         if self.on_flush is not None:
             self.on_flush()
@@ -118,7 +123,7 @@ class Writer:
                 with transaction.atomic():
                     self._write([conversation])
                 self._count([conversation])
-            except DatabaseError as exc:
+            except REFUSED as exc:
                 reason = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
                 self.report.reject(conversation.location, f"the database refused it: {reason}")
 

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
+import json
 import re
 
 from django import template
-from django.utils.html import escape, format_html_join
+from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 register = template.Library()
@@ -39,8 +40,12 @@ def reply_part_summary(part: dict) -> str:
     return f"{kind} {name}".strip()
 
 
-@register.simple_tag
-def hotkey_attrs(type_) -> SafeString:
-    if not type_.hotkey:
-        return mark_safe("")
-    return format_html_join("", ' data-hotkey="{}"', [(type_.hotkey,)])
+@register.filter
+def reply_part_body(part: dict) -> str:
+    """What a folded part holds: a result's content, a call's arguments, else the whole part.
+    Parts are data from the file, so any key may be missing (a call with no arguments)."""
+    for key in ("content", "arguments", "text", "thinking"):
+        value = part.get(key)
+        if value:
+            return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return json.dumps(part, ensure_ascii=False)

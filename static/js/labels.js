@@ -1,22 +1,117 @@
 // Keyboard and htmx glue for every labels form (form[data-hotkeys]: the card, the discussion
-// page's revise and decide forms). 1-9 toggle types, 0 "no smell" (the two exclude each
-// other), Ctrl+Enter sends the form of the focused text box, Escape leaves a text box.
-// On the card (#card) also: Enter submits, p / n previous / next card, c earlier turns.
-// htmx does not swap error answers by default; a refusal here (409 already decided, 422 bad
-// input) carries its message in the partial, so it is swapped in like a success.
+// page's revise and decide forms).
+// Keys outside a text box: the key shown beside a type toggles it (annotation/hotkeys.py:
+// 1-9, then letters; "z a" means z, then a), 0 "no smell" (the two exclude each other; a
+// type of a pick-one axis replaces that axis's other type), Ctrl+Enter sends the labels form.
+// In a text box Ctrl+Enter sends the box's own form and Escape leaves the box.
+// c shows the earlier turns (the card and the discussion page). On the card (#card) also:
+// Enter submits, p / n previous / next card.
+// With two labels forms on a page (a lead who annotates and moderates the card) the keys act
+// on the one last clicked or typed in, else on the first.
+// Unsaved changes (a form that differs from what the server rendered, or one the server sent
+// back refused, data-unsaved) are guarded: leaving the page asks first (beforeunload), and so
+// does an htmx request that would replace the form (p / n on the card).
+// History: a labels page is never restored from a snapshot (htmx's, or the browser's
+// back-forward cache): it is fetched again, so it shows what is stored.
+// htmx does not swap error answers by default; a refusal here (409 already decided or round
+// closed, 422 bad input) carries its message in the partial, so it is swapped in like a success.
 (function () {
+  // htmx runs the scripts of content it swaps in (a restored snapshot holds this one): bind
+  // once per document, or one key press would toggle a type once per binding.
+  if (window.cardsortLabels) return;
+  window.cardsortLabels = true;
+
+  if (window.htmx) {
+    // A snapshot shows the boxes as the page was first rendered (ticks are properties, not
+    // attributes) and would keep blind round-1 labels in sessionStorage: keep none, and let
+    // Back reload the page from the server (which sends it with Cache-Control: no-store).
+    htmx.config.historyCacheSize = 0;
+    htmx.config.refreshOnHistoryMiss = true;
+  }
+  window.addEventListener("pageshow", function (e) {
+    if (e.persisted) location.reload();  // from the back-forward cache: as left, not as stored
+  });
+
+  var active = null;  // the labels form the keys act on, once one was touched
+  var pending = "";  // the first key of a two-key sequence
+  var submitting = false;  // a labels form is being posted natively: the page is left on purpose
+
   function card() { return document.getElementById("card"); }
-  function labelsForm() { return document.querySelector("form[data-hotkeys]"); }
+  function labelsForms() {
+    return Array.prototype.slice.call(document.querySelectorAll("form[data-hotkeys]"));
+  }
+  function labelsForm() {
+    if (active && document.contains(active)) return active;
+    return document.querySelector("form[data-hotkeys]");
+  }
   function inTextField(el) {
     return el && (el.tagName === "TEXTAREA" || el.tagName === "SELECT" ||
       (el.tagName === "INPUT" && !["checkbox", "radio", "button", "submit"].includes(el.type)));
   }
   function clickLink(selector) {
-    var c = card();
-    var el = c && c.querySelector(selector);
+    var el = document.querySelector(selector);
     if (el) el.click();
     return !!el;
   }
+  function locked(form) {  // a labels form whose boxes are all disabled (a locked card)
+    return form.hasAttribute("data-hotkeys") &&
+      !form.querySelector('input[name="types"]:not([disabled]), input[name="no_smell"]:not([disabled])');
+  }
+  function touch(e) {
+    var form = e.target.closest && e.target.closest("form[data-hotkeys]");
+    if (form) active = form;
+  }
+  document.addEventListener("focusin", touch);
+  document.addEventListener("pointerdown", touch);
+
+  // --- keys ------------------------------------------------------------------------------
+  function toggleByKey(form, key) {
+    var sequence = pending + key;
+    pending = "";
+    var box = form.querySelector('input[data-hotkey="' + sequence + '"]');
+    if (box) {
+      if (!box.disabled) box.click();
+      return true;
+    }
+    if (form.querySelector('input[data-hotkey^="' + sequence + '"]')) {
+      pending = sequence;
+      return true;
+    }
+    return false;
+  }
+  document.addEventListener("keydown", function (e) {
+    if (e.altKey || e.metaKey || e.isComposing) return;
+    if (e.key === "Enter" && e.ctrlKey) {
+      var target = e.target.form || labelsForm();
+      if (target && !locked(target)) {
+        e.preventDefault();
+        target.requestSubmit();
+      }
+      return;
+    }
+    if (e.ctrlKey || inTextField(e.target)) {
+      if (e.key === "Escape" && e.target.blur) e.target.blur();
+      return;
+    }
+    var form = labelsForm();
+    var key = e.key.length === 1 ? e.key.toLowerCase() : "";
+    if (form && /^[0-9a-z]$/.test(key) && toggleByKey(form, key)) {
+      e.preventDefault();
+      return;
+    }
+    if (key === "c") {  // the card and the discussion page show the turn
+      if (clickLink("[data-context]")) e.preventDefault();
+      return;
+    }
+    if (!card()) return;
+    if (e.key === "Enter") {
+      if (e.target.tagName === "BUTTON" || e.target.tagName === "A" || !form || locked(form)) return;
+      e.preventDefault();
+      form.requestSubmit();
+    } else if (key === "p" || key === "n") {
+      if (clickLink('#card [data-nav="' + (key === "p" ? "prev" : "next") + '"]')) e.preventDefault();
+    }
+  });
   document.addEventListener("change", function (e) {
     var box = e.target;
     var form = box.form;
@@ -26,34 +121,67 @@
     } else if (box.name === "types" && box.checked) {
       var ns = form.querySelector('input[name="no_smell"]');
       if (ns) ns.checked = false;
+      if (box.hasAttribute("data-single")) {
+        form.querySelectorAll('input[name="types"]').forEach(function (t) {
+          if (t !== box && t.dataset.axis === box.dataset.axis) t.checked = false;
+        });
+      }
     }
   });
-  document.addEventListener("keydown", function (e) {
-    if (e.altKey || e.metaKey) return;
-    if (e.key === "Enter" && e.ctrlKey && e.target.form) {
-      e.preventDefault();
-      e.target.form.requestSubmit();
-      return;
+
+  // --- unsaved changes -------------------------------------------------------------------
+  function changed(el) {
+    if (el.disabled || !el.name) return false;
+    if (el.type === "checkbox" || el.type === "radio") return el.checked !== el.defaultChecked;
+    if (el.tagName === "SELECT") {
+      var rendered = 0;
+      Array.prototype.forEach.call(el.options, function (o, i) { if (o.defaultSelected) rendered = i; });
+      return el.selectedIndex !== rendered;
     }
-    if (e.ctrlKey || inTextField(e.target)) {
-      if (e.key === "Escape" && e.target.blur) e.target.blur();
-      return;
+    if (el.tagName === "TEXTAREA" || el.type === "text") return el.value !== el.defaultValue;
+    return false;
+  }
+  function unsaved(form) {
+    return form.hasAttribute("data-unsaved") || Array.prototype.some.call(form.elements, changed);
+  }
+  function keepAsSaved(form) {
+    form.removeAttribute("data-unsaved");
+    Array.prototype.forEach.call(form.elements, function (el) {
+      if (el.type === "checkbox" || el.type === "radio") el.defaultChecked = el.checked;
+      else if (el.tagName === "SELECT") {
+        Array.prototype.forEach.call(el.options, function (o) { o.defaultSelected = o.selected; });
+      } else if (el.tagName === "TEXTAREA" || el.type === "text") el.defaultValue = el.value;
+    });
+  }
+  document.addEventListener("submit", function (e) {
+    // htmx has already taken (prevented) its own posts; what is left leaves the page
+    if (!e.defaultPrevented && e.target.hasAttribute("data-hotkeys")) submitting = true;
+  });
+  window.addEventListener("beforeunload", function (e) {
+    if (submitting || !labelsForms().some(unsaved)) return;
+    e.preventDefault();
+    e.returnValue = "";  // what older browsers need to ask
+  });
+  document.body.addEventListener("htmx:confirm", function (e) {
+    var swapped = e.detail.target;
+    var own = e.detail.elt.closest ? e.detail.elt.closest("form") : null;
+    var lost = labelsForms().some(function (f) {
+      return f !== own && swapped && swapped.contains(f) && unsaved(f);
+    });
+    if (!lost) return;
+    e.preventDefault();
+    if (window.confirm("Your labels here are not saved. Leave without saving them?")) {
+      e.detail.issueRequest(true);
     }
-    var form = labelsForm();
-    if (form && /^[0-9]$/.test(e.key)) {
-      var box = form.querySelector('input[data-hotkey="' + e.key + '"]');
-      if (box && !box.disabled) { e.preventDefault(); box.click(); }
-      return;
-    }
-    if (!card()) return;
-    if (e.key === "Enter") {
-      if (e.target.tagName === "BUTTON" || e.target.tagName === "A" || !form) return;
-      e.preventDefault();
-      form.requestSubmit();
-    } else if (e.key === "p" || e.key === "n") {
-      if (clickLink('[data-nav="' + (e.key === "p" ? "prev" : "next") + '"]')) e.preventDefault();
-    } else if (e.key === "c") {
-      if (clickLink("[data-context]")) e.preventDefault();
+  });
+
+  // --- htmx answers ----------------------------------------------------------------------
+  document.body.addEventListener("htmx:beforeOnLoad", function (e) {
+    var status = e.detail.xhr.status;
+    var elt = e.detail.elt;
+    // saved: nothing to warn about, even if the answer is a redirect (the last card)
+    if (status >= 200 && status < 300 && elt.matches && elt.matches("form[data-hotkeys]")) {
+      keepAsSaved(elt);
     }
   });
   document.body.addEventListener("htmx:beforeSwap", function (e) {

@@ -241,3 +241,80 @@ def test_it_enforces_single_select_and_max_labels_axes(client, alice, bob):
     assert not Annotation.objects.filter(turn=turn).exists()
     post_labels(client, study, turn, types=["scope_overreach", "effort_or_trust_cost"])
     assert labels_of(alice, turn) == {"scope_overreach", "effort_or_trust_cost"}
+
+
+def checked_boxes(html: str) -> set[str]:
+    """The type codes the form shows ticked."""
+    import re
+
+    return set(re.findall(r'name="types" value="([\w-]+)"[^>]* checked', html))
+
+
+def test_a_refused_submit_shows_the_stored_labels_locked_and_says_why(
+    client, study, alice, bob, conversation
+):
+    """Alice's card is open in her browser; bob submits, round 1 closes; her submit is
+    refused and the form shows what is stored, not her refused ticks."""
+    t1 = conversation.turns.first()
+    client.force_login(alice)
+    post_labels(client, study, t1, types=["code_rollback"], note="stored note")
+    client.force_login(bob)
+    post_labels(client, study, t1, no_smell="1")
+    client.force_login(alice)
+    r = post_labels(client, study, t1, types=["ambiguous_instruction"], note="refused note")
+    html = r.content.decode()
+    assert r.status_code == 409
+    assert checked_boxes(html) == {"code_rollback"}
+    assert 'value="code_rollback" data-hotkey="8" checked disabled' in html
+    assert "Not saved: This card has left round 1" in html
+    assert "You had chosen: Ambiguous Instruction. Your note: “refused note”." in html
+    assert ">stored note</textarea>" in html
+    assert "data-unsaved" not in html
+    assert labels_of(alice, t1) == {"code_rollback"}
+
+
+def test_an_invalid_submit_comes_back_marked_as_not_saved(client, study, alice, conversation):
+    t1 = conversation.turns.first()
+    client.force_login(alice)
+    r = post_labels(client, study, t1, types=["code_rollback"], no_smell="1", confidence="4")
+    html = r.content.decode()
+    assert r.status_code == 422
+    assert "data-unsaved" in html and "Not saved: Choose either types" in html
+    assert '<option value="4" selected>' in html
+    assert client.get(card_url(study, t1)).content.decode().count("data-unsaved") == 0
+
+
+def test_it_tells_the_browser_never_to_keep_a_copy_of_the_card(client, study, alice, conversation):
+    """Back must show the labels as stored, not the browser's copy of the page."""
+    client.force_login(alice)
+    r = client.get(card_url(study, conversation.turns.first()))
+    assert "no-store" in r["Cache-Control"]
+
+
+def test_it_shows_a_key_beside_every_type_of_a_derived_version(client, study, alice, group):
+    version, added = study.taxonomy_version.derive(
+        add=[{"name": f"Proposed {i}", "definition": "d"} for i in (10, 11, 12)]
+    )
+    study.taxonomy_version = version
+    study.save()
+    turn = make_conversation(study, "conv-k", n_turns=1, group=group).turns.get()
+    client.force_login(alice)
+    html = client.get(card_url(study, turn)).content.decode()
+    for code, key in zip(added.values(), "abd", strict=True):
+        assert f'value="{code}" data-hotkey="{key}"' in html
+    assert html.count("<kbd>") == 12 + 1 + 1  # the types, "no smell" (0), Enter
+
+
+def test_a_post_to_a_locked_card_shows_the_stored_labels(client, study, alice, bob, conversation):
+    """Enter on a locked card posts its disabled boxes as nothing: the answer is the stored
+    labels and why nothing was saved, not an empty form waiting to be saved."""
+    t1 = conversation.turns.first()
+    client.force_login(alice)
+    post_labels(client, study, t1, types=["code_rollback"])
+    client.force_login(bob)
+    post_labels(client, study, t1, no_smell="1")
+    client.force_login(alice)
+    html = post_labels(client, study, t1).content.decode()
+    assert checked_boxes(html) == {"code_rollback"}
+    assert "data-unsaved" not in html
+    assert "Not saved: Pick at least one type" in html

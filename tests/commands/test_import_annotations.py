@@ -95,13 +95,13 @@ def test_it_reports_each_bad_record_and_imports_the_rest(tmp_path, study, alice,
         f"{path}:2: turn: 9 out of range (conversation 'c1' has 3 turns)",
         f"{path}:3: labels: unknown type code 'made_up' for taxonomy interaction-smells v1",
         f"{path}:4: labels: must be a list of type codes, got str",
-        f"{path}:5: bad JSON: Expecting property name enclosed in double quotes (column 2)",
+        f"{path}:5: invalid JSON: Expecting property name enclosed in double quotes at column 2",
         f"{path}:8: annotator: missing field",
         f"{path}:9: turn: must be a positive integer, got 0",
         f"{path}:10: confidence: must be an integer from 1 to 5 or null, got 9",
         f"{path}:11: round: must be a positive integer, got 'two'",
         f"{path}:12: record must be a JSON object, got list",
-        f"{path}:14: bad JSON: Unterminated string starting at (column 35)",
+        f"{path}:14: invalid JSON: Unterminated string starting at column 35",
     ]
     assert "1 records imported, 11 rejected" in out
     assert Annotation.objects.count() == 1
@@ -244,8 +244,8 @@ def test_it_enforces_the_axis_selection_limits(tmp_path, alice):
     out, err = run("s2", str(path))
 
     assert err.strip() == (
-        f"{path}:1: labels: axis 'outcome' allows at most 1 type(s), "
-        "got effort_or_trust_cost, code_or_task_damage"
+        f"{path}:1: labels: Outcome: at most 1 type(s) per card. "
+        "Got effort_or_trust_cost, code_or_task_damage (axis 'outcome')."
     )
     assert "1 records imported, 1 rejected" in out
 
@@ -264,3 +264,58 @@ def test_it_fails_clearly_for_an_unknown_study_or_file(tmp_path, study):
         run("nope", str(path))
     with pytest.raises(CommandError, match="missing.jsonl: cannot read"):
         run("s1", str(tmp_path / "missing.jsonl"))
+
+
+def test_it_seats_every_annotator_of_a_group_of_three_before_any_label(tmp_path, study):
+    # issue 7: seated line by line, round 1 closed after dora and emil, and fay was refused
+    conversation = make_conversation(study, "c7", n_turns=2)
+    path = write_jsonl(
+        tmp_path / "a.jsonl",
+        record(conversation="c7", annotator="dora", group="trio", labels=["code_rollback"]),
+        record(conversation="c7", annotator="emil", group="trio", labels=["code_rollback"]),
+        record(conversation="c7", annotator="fay", group="trio", labels=[]),
+        record(conversation="c7", turn=2, annotator="fay", group="trio", labels=[]),
+    )
+
+    out, err = run("s1", str(path), "--create-members")
+
+    assert err == ""
+    assert "4 records imported, 0 rejected, 3 annotators created, 1 groups created" in out
+    turn = conversation.turns.get(index=1)
+    # three annotators seated: fay's differing label makes the card disputed, not agreed
+    assert turn.states.get().status == "disputed"
+    assert not turn.consensus.exists()
+    assert labels_of(turn, get_user_model().objects.get(username="fay")) == []
+    assert conversation.turns.get(index=2).states.get().status == "open"
+
+
+def test_it_refuses_to_seat_a_groups_moderator_as_its_annotator(
+    tmp_path, study, alice, bob, charlie
+):
+    group = make_group(study, "g1", annotators=[alice, bob], moderator=charlie)
+    make_conversation(study, "c1", n_turns=3, group=group)
+    path = write_jsonl(
+        tmp_path / "a.jsonl", record(annotator="charlie"), record(annotator="alice", turn=2)
+    )
+
+    out, err = run("s1", str(path), "--create-members")
+
+    assert err.splitlines() == [
+        f"{path}:1: annotator: 'charlie' is the moderator of group 'g1', "
+        "so cannot be an annotator of it"
+    ]
+    assert "1 records imported, 1 rejected" in out
+    assert not group.annotators.filter(pk=charlie.pk).exists()
+    assert not Annotation.objects.filter(annotator=charlie).exists()
+
+
+def test_it_prints_progress_every_n_records(tmp_path, study, alice, bob, setup):
+    path = write_jsonl(
+        tmp_path / "a.jsonl",
+        *[record(annotator=who, turn=t) for t in (1, 2, 3) for who in ("alice", "bob")],
+    )
+
+    out, _ = run("s1", str(path), "--batch-size", "2", "--progress-every", "4")
+
+    assert "4/6 records done" in out
+    assert "6 records imported, 0 rejected" in out

@@ -105,3 +105,14 @@ def test_judges_and_annotators_stay_apart(tmp_path, study, card_setup):
         f"{path}:1: annotator: 'gpt-judge' is a judge of group 'g1', so cannot be an annotator of it"
     ]
     assert not Annotation.objects.filter(annotator__username="gpt-judge", turn__index=2).exists()
+
+
+def test_a_groups_moderator_cannot_be_its_judge(tmp_path, study, alice, bob, charlie):
+    group = make_group(study, "g2", [alice, bob], moderator=charlie)
+    make_conversation(study, "c2", n_turns=1, group=group)
+    path = write(tmp_path / "j.jsonl", [rec("charlie", 1, [], conversation="c2", group="g2")])
+    report = import_annotations(study, path, create_members=True, judge=True)
+    assert report.rejected == [
+        f"{path}:1: annotator: 'charlie' is the moderator of group 'g2', so cannot be a judge of it"
+    ]
+    assert not group.judges.exists()

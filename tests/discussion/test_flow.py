@@ -167,7 +167,7 @@ def test_it_refuses_a_stale_form_for_a_round_that_closed(client, study, alice, b
 
     response = discussion_labels(client, alice, disputed, "code_rollback", round=2)
     assert response.status_code == 409
-    assert "This card is in round 3, not round 2." in response.content.decode()
+    assert "This form was for round 2, but the card is in round 3" in response.content.decode()
     assert Annotation.objects.filter(turn=disputed, annotator=alice, round=2).count() == 1
     assert not Annotation.objects.filter(turn=disputed, round=3).exists()
 

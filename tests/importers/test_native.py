@@ -97,7 +97,8 @@ def test_it_catches_duplicates_across_batches(study, files, monkeypatch):
 
 def test_it_names_a_line_that_is_not_utf8(study, tmp_path):
     path = tmp_path / "a.jsonl"
-    path.write_bytes(b'{"id": "c1", "messages": []}\n{"id": "\xff"}\n')
+    good = json.dumps(conv("c1", "q")).encode()
+    path.write_bytes(good + b'\n{"id": "\xff"}\n')
     report = import_files(study, [path])
     assert report.conversations == 1
     assert report.errors == [f"{path}:2: not valid UTF-8 at byte 9"]

@@ -11,7 +11,7 @@ from django.db import DatabaseError, connection
 
 from annotation.importers import ImportReport, import_files
 from annotation.importers import writer as writer_module
-from annotation.importers.readers import CHUNK_SIZE, read_json_array, read_jsonl
+from annotation.importers.readers import CHUNK_SIZE, NUL, read_json_array, read_jsonl
 from annotation.models import Conversation, Turn
 from tests.conftest import make_study
 
@@ -192,4 +192,5 @@ def test_it_rejects_a_nul_byte_postgresql_cannot_store_and_keeps_the_batch(db, t
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     report = import_files(make_study(), [path])
     assert report.conversations == 3
-    assert len(report.errors) == 1 and report.errors[0].startswith(f"{path}:3: the database")
+    # the reader refuses it (on SQLite too), before the database would
+    assert report.errors == [f"{path}:3: conversations[0].value: {NUL}"]

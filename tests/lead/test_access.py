@@ -24,10 +24,11 @@ def _requests(study, group, conversation, job):
     return [
         ("get", reverse("lead_conversations", args=[slug]), {}),
         ("get", reverse("lead_conversations", args=[slug]) + "?partial=counts", {}),
-        ("get", reverse("lead_job", args=[slug, job.pk]), {}),
+        ("get", reverse("job_detail", args=[slug, job.pk]), {}),
         ("get", reverse("lead_groups", args=[slug]), {}),
         ("post", reverse("lead_groups", args=[slug]), {"name": "G2", "kind": "expert"}),
         ("post", reverse("lead_import", args=[slug]), {"format": "auto"}),
+        ("post", reverse("lead_import_annotations", args=[slug]), {}),
         (
             "post",
             reverse("lead_assign", args=[slug]),
@@ -72,7 +73,7 @@ def test_it_serves_every_lead_page_to_the_lead(client, study, setup):
     client.login(username="lead", password="pw-secret")
     for url in [
         reverse("lead_conversations", args=[study.slug]),
-        reverse("lead_job", args=[study.slug, job.pk]),
+        reverse("job_detail", args=[study.slug, job.pk]),
         reverse("lead_groups", args=[study.slug]),
     ]:
         assert client.get(url).status_code == 200, url
@@ -90,4 +91,4 @@ def test_it_does_not_show_another_studys_job(client, study, setup):
     other = make_study("s2")
     foreign = Job.objects.create(study=other, kind=JobKind.IMPORT)
     client.login(username="lead", password="pw-secret")
-    assert client.get(reverse("lead_job", args=[study.slug, foreign.pk])).status_code == 404
+    assert client.get(reverse("job_detail", args=[study.slug, foreign.pk])).status_code == 404

@@ -109,7 +109,9 @@ def test_it_refuses_a_moderator_who_annotates_in_the_group(client, study, lead, 
     _login(client)
     url = reverse("lead_group_moderator", args=[study.slug, group.pk])
     response = client.post(url, {"username": "alice"}, HTTP_HX_REQUEST="true")
-    assert "annotates in G1" in response.content.decode()
+    assert "is an annotator of group &#x27;G1&#x27;, so cannot be the moderator" in (
+        response.content.decode()
+    )
     group.refresh_from_db()
     assert group.moderator is None
 
@@ -124,3 +126,16 @@ def test_it_shows_members_moderator_and_assigned_work(client, study, lead, alice
     assert "alice" in body and "bob" in body
     assert 'value="charlie"' in body
     assert "2 conversations, 7 turns assigned" in body
+
+
+def test_it_refuses_a_judge_as_an_annotator_of_the_same_group(client, study, lead, alice):
+    group = make_group(study, "G1")
+    judge = make_user("gpt-judge")
+    group.judges.add(judge)
+    _login(client)
+    url = reverse("lead_group_members", args=[study.slug, group.pk])
+    response = client.post(url, {"action": "add", "username": "gpt-judge"}, HTTP_HX_REQUEST="true")
+    assert "is a judge of group &#x27;G1&#x27;, so cannot be an annotator of it" in (
+        response.content.decode()
+    )
+    assert not group.annotators.exists()

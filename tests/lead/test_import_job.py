@@ -49,7 +49,7 @@ def _upload(client, study, files, fmt="auto"):
 
 def _partial(client, study, job, htmx=True):
     headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
-    return client.get(reverse("lead_job", args=[study.slug, job.pk]), **headers)
+    return client.get(reverse("job_detail", args=[study.slug, job.pk]), **headers)
 
 
 def test_it_stores_the_upload_and_enqueues_a_job(
@@ -200,3 +200,75 @@ def test_it_reruns_a_job_a_lost_worker_left_running_without_duplicates(
     ids = sorted(Conversation.objects.values_list("external_id", flat=True))
     assert ids == ["c1", "c3", "kept"]
     assert Conversation.objects.filter(pk=older.pk).exists()
+
+
+def test_the_conversations_page_shows_a_lost_import_as_failed(client, study, lead, settings):
+    # issue 13c: only the study page reaped lost jobs; this page kept saying "running"
+    settings.JOB_LOST_SECONDS = 60
+    job = Job.objects.create(study=study, kind=JobKind.IMPORT, params={"files": []})
+    job.start()
+    stale = timezone.now() - timedelta(minutes=10)
+    Job.objects.filter(pk=job.pk).update(heartbeat_at=stale, started_at=stale)
+    client.login(username="lead", password="pw-secret")
+
+    page = client.get(reverse("lead_conversations", args=[study.slug])).content.decode()
+
+    assert "The worker running this job stopped (killed or crashed)" in page
+    job.refresh_from_db()
+    assert job.status == JobStatus.FAILED
+
+
+def test_the_job_poller_reaps_a_lost_import(client, study, lead, settings):
+    settings.JOB_LOST_SECONDS = 60
+    job = Job.objects.create(study=study, kind=JobKind.IMPORT, params={"files": []})
+    job.start()
+    Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=10))
+    client.login(username="lead", password="pw-secret")
+
+    body = _partial(client, study, job).content.decode()
+
+    assert "The worker running this job stopped" in body
+    assert "hx-trigger" not in body
+
+
+def _labels(*records: dict) -> bytes:
+    return "".join(json.dumps(r) + "\n" for r in records).encode()
+
+
+def test_it_imports_annotations_as_a_job_and_lists_the_refused_records(
+    client, study, lead, eager, django_capture_on_commit_callbacks
+):
+    from tests.conftest import make_conversation
+
+    conversation = make_conversation(study, "c1", n_turns=2)
+    base = {"conversation": "c1", "group": "trio", "labels": ["code_rollback"]}
+    upload = _labels(
+        base | {"turn": 1, "annotator": "dora"},
+        base | {"turn": 1, "annotator": "emil"},
+        base | {"turn": 1, "annotator": "fay", "labels": []},
+        base | {"turn": 9, "annotator": "fay"},
+    )
+    client.login(username="lead", password="pw-secret")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            reverse("lead_import_annotations", args=[study.slug]),
+            {"file": SimpleUploadedFile("team labels.jsonl", upload), "create_members": "1"},
+        )
+    assert response.status_code == 302
+    job = Job.objects.get()
+    assert (job.kind, job.status, job.params["what"]) == (
+        JobKind.IMPORT,
+        JobStatus.DONE,
+        "annotations",
+    )
+    assert (job.result["imported"], job.result["rejected"]) == (3, 1)
+    # the three were seated before the first label: fay's differing label disputes the card
+    assert conversation.turns.get(index=1).states.get().status == "disputed"
+
+    page = client.get(reverse("lead_conversations", args=[study.slug])).content.decode()
+    assert "Import of annotations" in page
+    assert "3 records imported, 1 rejected, 3 annotators created, 1 groups created" in page
+    assert "team labels.jsonl:4: turn: 9 out of range" in page
+    assert "imports/" not in page  # the lead's file name, not the stored copy's
+    body = _partial(client, study, job).content.decode()
+    assert "team labels.jsonl:4" in body and "hx-trigger" not in body

@@ -40,7 +40,8 @@ def test_it_downloads_markdown_tables(client, study, lead, job):
     g1 = job.result["axes"]["smell"]["report"]["groups"]["G1"]
     lo, hi = g1["cohen_kappa_ci"]
     assert f"| G1 | 1 | {fmt(g1['cohen_kappa'])} | [{lo:.3f}, {hi:.3f}] |" in text
-    assert "| Historical Instruction Compliance | Must-Do Omission | 2 | 50.00% |" in text
+    # consensus cards carrying it (2 of 6), then its share of the 4 label instances
+    assert "| Historical Instruction Compliance | Must-Do Omission | 2 | 33.33% | 50.00% |" in text
 
 
 def test_it_downloads_latex_tables(client, study, lead, job):
@@ -48,8 +49,8 @@ def test_it_downloads_latex_tables(client, study, lead, job):
     assert response["Content-Type"] == "application/x-tex; charset=utf-8"
     assert response["Content-Disposition"].endswith('filename="s1-agreement-round1.tex"')
     text = response.content.decode()
-    assert "\\begin{tabular}{llrr}" in text
-    assert "Must-Do Omission & 2 & 50.00\\% \\\\" in text
+    assert "\\begin{tabular}{llrrr}" in text
+    assert "Must-Do Omission & 2 & 33.33\\% & 50.00\\% \\\\" in text
 
 
 def test_it_downloads_csv(client, study, lead, job):

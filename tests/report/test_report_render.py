@@ -84,8 +84,10 @@ def test_it_writes_markdown_tables():
     )
     assert "| G_1 & co | 1 | 0.571 | [0.250, 1.000] | 0.750 | — | 0.800 |" in lines
     assert "| All pairs | 1 | 0.571 | — | 0.750 | — | 0.800 |" in lines
-    assert "| Historical Instruction Compliance | Must-Do Omission | 3 | 100.00% |" in lines
-    assert "| User Intent Quality | Ambiguous Instruction | 0 | 0.00% |" in lines
+    assert (
+        "| Historical Instruction Compliance | Must-Do Omission | 3 | 75.00% | 100.00% |" in lines
+    )
+    assert "| User Intent Quality | Ambiguous Instruction | 0 | 0.00% | 0.00% |" in lines
     # the taxonomy's order, not the counts'
     assert md.index("Ambiguous Instruction") < md.index("Must-Do Omission")
 
@@ -102,7 +104,7 @@ def test_it_writes_latex_tabulars_escaped():
     tex = to_latex(_result(), {"smell": ENTRIES})
     assert tex.count("\\begin{tabular}") == 2 and tex.count("\\end{tabular}") == 2
     assert "G\\_1 \\& co & 1 & 0.571 & [0.250, 1.000] & 0.750 & -- & 0.800 \\\\" in tex
-    assert "Must-Do Omission & 3 & 100.00\\% \\\\" in tex
+    assert "Must-Do Omission & 3 & 75.00\\% & 100.00\\% \\\\" in tex
     assert "Cohen's $\\kappa$ & 95\\% CI" in tex
     assert tex_escape("50% of #1_a & {b} ~ ^ \\") == (
         "50\\% of \\#1\\_a \\& \\{b\\} \\textasciitilde{} \\textasciicircum{} \\textbackslash{}"

@@ -12,7 +12,6 @@ from annotation.models import (
     Consensus,
     Kind,
     Role,
-    Source,
     Study,
 )
 from taxonomy.models import Proposal, ProposalStatus, TaxonomyVersion
@@ -247,44 +246,77 @@ def test_annotators_can_pick_the_new_type_on_the_card(client, study, alice, bob,
 # map
 
 
-def test_map_relabels_the_proposers_current_annotation(client, study, alice, expert, turns):
+def test_map_never_writes_the_proposers_labels_and_tells_them(client, study, alice, expert, turns):
     first = submit(turns[0], alice, "code_rollback")
     p = a_proposal(study, turns[0], alice)
     client.force_login(expert)
     data = {"action": "map", "code": "repetitive_response", "reason": "It repeats itself."}
     r = client.post(decide_url(study, p), data)
     assert r.status_code == 302
-    assert current_codes(turns[0], alice) == {"code_rollback", "repetitive_response"}
+    assert list(Annotation.objects.filter(annotator=alice)) == [first]  # nothing written
     first.refresh_from_db()
-    assert not first.is_current  # the old revision stays as history
-    now = Annotation.objects.get(turn=turns[0], annotator=alice, is_current=True)
-    assert now.source == Source.PROPOSAL
+    assert first.is_current and current_codes(turns[0], alice) == {"code_rollback"}
     p.refresh_from_db()
     assert (p.status, p.mapped_to_code, p.decision_reason) == (
         "mapped",
         "repetitive_response",
         "It repeats itself.",
     )
-    # the proposer is told, on the study page
+    # the proposer is told, on the study page, by the type's name
     client.force_login(alice)
     html = client.get(reverse("study", args=[study.slug])).content.decode()
     assert 'class="proposal mapped decided"' in html
-    assert "<code>repetitive_response</code>" in html and "It repeats itself." in html
-    assert "round-1 labels on the card now include it" in html
+    assert "Repetitive Response" in html and "It repeats itself." in html
+    assert "pre-ticked; nothing is stored until alice submits" in html
 
 
-def test_map_labels_a_card_the_proposer_had_not_labelled_yet(study, alice, expert, turns):
+def test_map_on_a_card_the_proposer_never_labelled_creates_no_round_1_label(
+    study, alice, bob, expert, turns
+):
     p = a_proposal(study, turns[0], alice)
     p.map_to(expert, "code_rollback")
+    assert not Annotation.objects.filter(annotator=alice).exists()
+    submit(turns[0], bob, "must_do_omission")
+    # round 1 is still waiting for alice's own judgment: the mapping did not close it
+    assert CardState.objects.get(turn=turns[0]).status == CardStatus.OPEN
+    assert not Consensus.objects.exists()
+
+
+def test_the_mapped_type_is_pre_ticked_on_the_card_until_the_proposer_submits(
+    client, study, alice, expert, turns
+):
+    submit(turns[0], alice, "code_rollback")
+    a_proposal(study, turns[0], alice).map_to(expert, "repetitive_response")
+    client.force_login(alice)
+    url = reverse("card", args=[study.slug, turns[0].pk])
+    html = client.get(url).content.decode()
+    assert 'value="repetitive_response" checked' in html.replace(' data-hotkey="9"', "")
+    assert 'value="code_rollback" checked' in html.replace(' data-hotkey="8"', "")
+    assert "pre-ticked" in html
+    assert Annotation.objects.filter(annotator=alice).count() == 1  # showing stores nothing
+    client.post(url, {"types": ["code_rollback"]}, **HX)  # alice keeps her own set
     assert current_codes(turns[0], alice) == {"code_rollback"}
+    html = client.get(url).content.decode()
+    assert "pre-ticked" not in html
 
 
-def test_map_on_a_closed_round_records_the_mapping_only(study, alice, bob, expert, turns):
+def test_the_queue_brings_the_proposer_back_to_a_suggested_card(
+    client, study, alice, expert, turns
+):
+    for turn in turns:
+        submit(turn, alice, "code_rollback")
+    a_proposal(study, turns[1], alice).map_to(expert, "repetitive_response")
+    client.force_login(alice)
+    r = client.get(reverse("queue", args=[study.slug]))
+    assert r.status_code == 302 and r.url == reverse("card", args=[study.slug, turns[1].pk])
+
+
+def test_map_on_a_closed_round_changes_no_labels(study, alice, bob, expert, turns):
     submit(turns[0], alice, "code_rollback")
     submit(turns[0], bob, "code_rollback")  # agreed: no round is open
     p = a_proposal(study, turns[0], alice)
     outcome = p.map_to(expert, "repetitive_response")
-    assert "only this proposal records the mapping" in outcome
+    assert "The card is agreed, so its labels stay as they are." in outcome
     assert current_codes(turns[0], alice) == {"code_rollback"}
     assert Annotation.objects.filter(turn=turns[0], annotator=alice).count() == 1
     p.refresh_from_db()
@@ -344,11 +376,30 @@ def test_the_study_page_lists_my_newest_ten_proposals(client, study, alice, bob,
     assert "Proposals queue" not in html  # alice is a student
 
 
-def test_map_in_round_2_starts_from_the_proposers_round_1_labels(study, alice, bob, lead, turns):
+def test_map_in_round_2_pre_ticks_the_discussion_form_and_writes_nothing(
+    client, study, alice, bob, lead, turns
+):
     submit(turns[0], alice, "code_rollback")
     submit(turns[0], bob, "must_do_omission")  # disputed: round 2 is open
     p = a_proposal(study, turns[0], alice)
     outcome = p.map_to(lead, "repetitive_response")
-    assert "round-2 labels on the card now include it" in outcome
-    assert current_codes(turns[0], alice, round=2) == {"code_rollback", "repetitive_response"}
+    assert "pre-ticked" in outcome
+    assert not Annotation.objects.filter(annotator=alice, round=2).exists()
     assert current_codes(turns[0], alice, round=1) == {"code_rollback"}
+    client.force_login(alice)
+    html = client.get(reverse("discussion", args=[study.slug, turns[0].pk])).content.decode()
+    form = html[html.index('id="revise"') :]
+    assert 'value="repetitive_response"' in form
+    assert 'value="repetitive_response" checked' in form.replace(' data-hotkey="9"', "")
+
+
+def test_accept_suggests_the_new_type_to_the_proposer_without_labelling(
+    client, study, alice, lead, turns
+):
+    p = a_proposal(study, turns[0], alice)
+    outcome = p.accept(lead)
+    assert "pre-ticked" in outcome
+    assert not Annotation.objects.filter(annotator=alice).exists()
+    client.force_login(alice)
+    html = client.get(reverse("card", args=[study.slug, turns[0].pk])).content.decode()
+    assert "premature_optimisation" in html and "pre-ticked" in html

@@ -91,7 +91,7 @@ def test_it_proposes_for_the_chosen_axis(client, agents, alice, lead):
     assert (added.axis.code, added.category.name) == ("outcome", "Proposed")
 
 
-def test_map_on_a_single_select_axis_swaps_the_type(agents, alice, lead):
+def test_map_on_a_single_select_axis_pre_ticks_the_type_in_place_of_the_other(agents, alice, lead):
     study, turn = agents
     by_code = study.taxonomy_version.types_by_code()
     Annotation.submit(
@@ -105,4 +105,7 @@ def test_map_on_a_single_select_axis_swaps_the_type(agents, alice, lead):
     )
     p.map_to(lead, "code_or_task_damage")
     a = Annotation.objects.get(turn=turn, annotator=alice, is_current=True)
-    assert {t.code for t in a.types.all()} == {"scope_overreach", "code_or_task_damage"}
+    stored = {t.code for t in a.types.all()}
+    assert stored == {"scope_overreach", "effort_or_trust_cost"}  # unchanged
+    shown = Proposal.objects.pretick(alice, turn, stored, by_code)
+    assert shown == {"scope_overreach", "code_or_task_damage"}

@@ -13,7 +13,7 @@ from django.db import transaction
 
 from annotation.demo_data import native_records
 from annotation.importers import import_files
-from annotation.models import Conversation, Group, Kind, Role, Study
+from annotation.models import Conversation, Group, Kind, Role, Seat, Study
 from taxonomy.models import Taxonomy
 
 SLUG = "demo"
@@ -90,10 +90,12 @@ def create_demo() -> Study:
 
     groups = []
     for name, (kind, annotators, moderator) in GROUPS.items():
-        group = Group.objects.create(
-            study=study, name=name, kind=kind, moderator=users.get(moderator)
-        )
-        group.annotators.set([users[u] for u in annotators])
+        group = Group.objects.create(study=study, name=name, kind=kind)
+        # through Group.seat, the one rule of who may sit in a group as what
+        if moderator:
+            group.seat(users[moderator], Seat.MODERATOR)
+        for username in annotators:
+            group.seat(users[username], Seat.ANNOTATOR)
         groups.append(group)
 
     _import_conversations(study)

@@ -1,10 +1,11 @@
 """python manage.py export_gold SLUG --format csv|jsonl|parquet --output FILE [--round 1]
-[--raw]"""
+[--raw] [--with-text] [--blind-for USERNAME]"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.exports import FORMATS, write_gold, write_raw
@@ -15,16 +16,22 @@ class Command(BaseCommand):
     help = (
         "Export a study's gold labels: one row per card (conversation, then turn order) with "
         "its current consensus (sorted type codes), method (unanimous|discussion|moderator), "
-        "decided_by, decided_at (ISO 8601), from_round, taxonomy_version, status "
-        "(open|disputed|escalated|agreed) and one labels_<username> column per annotator "
-        "with their labels in --round (default 1). The consensus columns (consensus to "
-        "taxonomy_version) are all null when the card has no current consensus; decided_by "
-        "is null unless a moderator decided. A label set is null when there is no "
-        "record (no label, no consensus yet) and [] for 'no smell'. JSONL: one object a "
-        "line, lists and null as JSON. CSV: codes joined with '|', '-' for the empty set "
-        "[], an empty cell for null. Parquet: list<string> columns. --raw exports every "
-        "annotation row instead (all revisions, with is_current). The file appears only "
-        "once complete: a failed export leaves no partial file."
+        "decided_by, decided_at (ISO 8601), rationale, from_round, taxonomy_version, status "
+        "(open|disputed|escalated|agreed), with --with-text the turn's user_text and "
+        "reply_text, and one labels_<username> column per annotator with their labels in "
+        "--round (default 1). The consensus columns (consensus to taxonomy_version) are all "
+        "null when the card has no current consensus; decided_by and rationale are null "
+        "unless a moderator decided. A label set is null when there is no record (no "
+        "label, no consensus yet) and [] for 'no smell'. JSONL: one object a line, lists "
+        "and null as JSON. CSV: codes joined with '|', '-' for the empty set [], an empty "
+        "cell for null. Parquet: list<string> columns, nullable int64 integers (pandas "
+        "reads them as Int64). Integers are never written as floats; pandas' read_csv "
+        "still guesses float64 for a column with empty cells: pass "
+        "dtype={'from_round': 'Int64'}. --raw exports every annotation row instead (all "
+        "revisions, with is_current). Every label is exported unless --blind-for USERNAME "
+        "(what the study page's export does for whoever starts it): that user's fellow "
+        "annotators' labels on cards still open in the groups they annotate are left out. "
+        "The file appears only once complete: a failed export leaves no partial file."
     )
 
     def add_arguments(self, parser) -> None:
@@ -43,24 +50,52 @@ class Command(BaseCommand):
             action="store_true",
             help="every annotation row (all rounds and revisions) instead of one row per card",
         )
+        parser.add_argument(
+            "--with-text",
+            action="store_true",
+            help="add the turn's user message and reply (columns user_text, reply_text)",
+        )
+        parser.add_argument(
+            "--blind-for",
+            metavar="USERNAME",
+            default=None,
+            help="leave out what USERNAME may not see: other annotators' labels on the cards "
+            "still open (round 1) in the groups USERNAME annotates (default: everything)",
+        )
 
     def handle(
-        self, *args, slug: str, fmt: str, output: str, round: int | None, raw: bool, **options
+        self,
+        *args,
+        slug: str,
+        fmt: str,
+        output: str,
+        round: int | None,
+        raw: bool,
+        with_text: bool,
+        blind_for: str | None,
+        **options,
     ) -> None:
         study = Study.objects.filter(slug=slug).first()
         if study is None:
             raise CommandError(f"unknown study {slug!r}")
         if round is not None and round < 1:
             raise CommandError(f"--round: must be a positive integer, got {round}")
+        reader = None
+        if blind_for is not None:
+            reader = get_user_model().objects.filter(username=blind_for).first()
+            if reader is None:
+                raise CommandError(f"--blind-for: unknown user {blind_for!r}")
         path = Path(output)
         if not path.parent.is_dir():
             raise CommandError(f"{output}: directory {str(path.parent)!r} does not exist")
         try:
             if raw:
-                n = write_raw(study, path, fmt, round=round)
+                n = write_raw(study, path, fmt, round=round, with_text=with_text, blind_for=reader)
                 what = "annotation rows"
             else:
-                n = write_gold(study, path, fmt, round=round or 1)
+                n = write_gold(
+                    study, path, fmt, round=round or 1, with_text=with_text, blind_for=reader
+                )
                 what = "cards"
         except OSError as e:
             raise CommandError(f"{output}: cannot write: {e.strerror or e}") from e

@@ -25,6 +25,18 @@ class Command(BaseCommand):
         )
 
         parser.add_argument(
+            "--batch-size",
+            type=int,
+            default=2000,
+            help="records written per transaction (default 2000)",
+        )
+        parser.add_argument(
+            "--progress-every",
+            type=int,
+            default=10_000,
+            help="print progress every N records (default 10000; 0: never)",
+        )
+        parser.add_argument(
             "--judge",
             action="store_true",
             help="the file is a reference annotator's (e.g. an LLM judge's) round-1 labels: "
@@ -32,13 +44,30 @@ class Command(BaseCommand):
         )
 
     def handle(
-        self, *args, slug: str, file: str, create_members: bool, judge: bool, **options
+        self,
+        *args,
+        slug: str,
+        file: str,
+        create_members: bool,
+        judge: bool,
+        batch_size: int,
+        progress_every: int,
+        **options,
     ) -> None:
         study = Study.objects.select_related("taxonomy_version").filter(slug=slug).first()
         if study is None:
             raise CommandError(f"unknown study {slug!r}")
+        if batch_size < 1:
+            raise CommandError(f"--batch-size: must be at least 1, got {batch_size}")
         try:
-            report = import_annotations(study, file, create_members=create_members, judge=judge)
+            report = import_annotations(
+                study,
+                file,
+                create_members=create_members,
+                judge=judge,
+                batch_size=batch_size,
+                progress=self.progress_printer(progress_every),
+            )
         except OSError as e:
             raise CommandError(f"{file}: cannot read: {e.strerror or e}") from e
         for line in report.rejected:
@@ -46,3 +75,17 @@ class Command(BaseCommand):
         self.stdout.write(report.summary())
         if report.imported == 0:
             raise CommandError(f"{file}: nothing could be imported")
+
+    def progress_printer(self, every: int):
+        """progress(done, total) printing a line each time another `every` records are
+        through, and at the end: a 40,000-record import says where it is."""
+        printed = 0
+
+        def progress(done: int, total: int) -> None:
+            nonlocal printed
+            if every <= 0 or (done // every == printed // every and done < total):
+                return
+            printed = done
+            self.stdout.write(f"{done}/{total} records done")
+
+        return progress

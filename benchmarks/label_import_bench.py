@@ -1,0 +1,163 @@
+"""Label import benchmark: N conversations of one turn each (N cards), then 2N labels (two
+annotators a card, a third of the cards disputed) imported with `import_annotations
+--create-members`, on SQLite and, when DATABASE_URL names a PostgreSQL server, on it.
+
+    .venv/bin/python benchmarks/label_import_bench.py [--n 20000] [--batch-size 2000]
+
+For each backend it prints both imports' times and rates and the ratio label import /
+conversation import (the aim: at most 2 on PostgreSQL for 40,000 labels of 20,000 cards).
+Each backend runs in its own subprocess, because the settings read DATABASE_URL at import
+time. PostgreSQL: the database `cardsort_label_bench` is created and dropped on the server
+of DATABASE_URL."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+PG_DATABASE = "cardsort_label_bench"
+CODES = ["ambiguous_instruction", "incomplete_instruction", "code_rollback", "must_do_omission"]
+
+
+def generate(folder: Path, n: int) -> tuple[Path, Path]:
+    """N native conversations of one turn, and two annotators' labels on each card."""
+    rng = random.Random(20250101)
+    conversations, labels = folder / "conversations.jsonl", folder / "labels.jsonl"
+    with conversations.open("w") as c, labels.open("w") as lab:
+        for i in range(n):
+            messages = [
+                {"role": "user", "content": f"conversation {i}: write a parser for CSV"},
+                {"role": "assistant", "content": f"```python\ndef parse_{i}(s):\n    ...\n```"},
+            ]
+            c.write(json.dumps({"id": f"b{i}", "messages": messages}) + "\n")
+            first = rng.sample(CODES, rng.randint(0, 2))
+            second = first if rng.random() < 2 / 3 else rng.sample(CODES, rng.randint(0, 2))
+            for annotator, codes in (("alice", first), ("bob", second)):
+                record = {"conversation": f"b{i}", "turn": 1, "annotator": annotator}
+                record |= {"labels": codes, "round": 1, "group": "bench"}
+                lab.write(json.dumps(record) + "\n")
+    return conversations, labels
+
+
+# --- one backend, in a subprocess -------------------------------------------------------------
+
+
+def worker(conversations: Path, labels: Path, batch_size: int) -> dict:
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    from annotation.annotation_import import import_annotations
+    from annotation.importers import import_files
+    from annotation.models import CardState, Study
+    from taxonomy.models import Taxonomy
+
+    call_command("migrate", verbosity=0)
+    study = Study.objects.create(
+        slug="bench", name="bench", taxonomy_version=Taxonomy.load_preset("interaction-smells")
+    )
+    started = time.perf_counter()
+    imported = import_files(study, [conversations], fmt="native")
+    conversation_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    report = import_annotations(study, labels, create_members=True, batch_size=batch_size)
+    label_seconds = time.perf_counter() - started
+    states = dict(CardState.objects.values_list("status").annotate(n=django.db.models.Count("pk")))
+    return {
+        "conversations": imported.conversations,
+        "conversation_seconds": conversation_seconds,
+        "labels": report.imported,
+        "rejected": len(report.rejected),
+        "label_seconds": label_seconds,
+        "states": states,
+    }
+
+
+# --- driver -----------------------------------------------------------------------------------
+
+
+def _pg_admin(server_url: str, sql: str) -> None:
+    import psycopg2
+
+    conn = psycopg2.connect(f"{server_url}/postgres")
+    conn.autocommit = True
+    with conn.cursor() as cursor:
+        cursor.execute(sql)
+    conn.close()
+
+
+def run_worker(database_url: str, files: tuple[Path, Path], tmp: Path, batch_size: int) -> dict:
+    env = dict(
+        os.environ,
+        DATABASE_URL=database_url,
+        CARDSORT_DATA_DIR=str(tmp / "data"),
+        DEBUG="false",
+        SECRET_KEY="bench",
+        LOG_LEVEL="WARNING",
+    )
+    command = [sys.executable, __file__, "--worker", *map(str, files), "--batch-size"]
+    command.append(str(batch_size))
+    out = subprocess.run(command, env=env, cwd=ROOT, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _print(backend: str, r: dict) -> None:
+    c, lab = r["conversation_seconds"], r["label_seconds"]
+    print(f"{backend}:")
+    print(
+        f"  conversations  {r['conversations']:>7}        {c:7.1f} s  "
+        f"{r['conversations'] / c:7.0f} /s"
+    )
+    print(
+        f"  labels         {r['labels']:>7} ({r['rejected']} rejected) {lab:7.1f} s  "
+        f"{r['labels'] / lab:7.0f} /s   card states {r['states']}"
+    )
+    print(f"  ratio label import / conversation import: {lab / c:.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=20_000, help="conversations (= cards)")
+    parser.add_argument("--batch-size", type=int, default=2000)
+    parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        result = worker(Path(args.worker[0]), Path(args.worker[1]), args.batch_size)
+        print(json.dumps(result))
+        return
+
+    database_url = os.environ.get("DATABASE_URL", "")
+    with tempfile.TemporaryDirectory(prefix="cardsort-label-bench-") as tmpdir:
+        tmp = Path(tmpdir)
+        files = generate(tmp, args.n)
+        print(f"generated {args.n} conversations of one turn and {2 * args.n} labels")
+        sqlite = f"sqlite:///{tmp / 'bench.sqlite3'}"
+        _print("sqlite", run_worker(sqlite, files, tmp, args.batch_size))
+        if database_url.startswith("postgres"):
+            parts = urlsplit(database_url)
+            server = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
+            _pg_admin(server, f"DROP DATABASE IF EXISTS {PG_DATABASE}")
+            _pg_admin(server, f"CREATE DATABASE {PG_DATABASE}")
+            try:
+                result = run_worker(f"{server}/{PG_DATABASE}", files, tmp, args.batch_size)
+            finally:
+                _pg_admin(server, f"DROP DATABASE IF EXISTS {PG_DATABASE}")
+            _print("postgres", result)
+        else:
+            print("postgres: skipped (set DATABASE_URL=postgres://... to run it)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+"""Round 1 is blind for whoever annotates a card, whatever other role they hold: a lead, a
+moderator (of this group or another), a superuser who annotates in a group never sees a
+fellow annotator's round-1 labels or notes on an open card, on any page, partial, POST reply
+or API answer. A lead or moderator who does not annotate the card does see them."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotation.models import Annotation, Kind, Role
+from tests.access.probe import Secret, leaks, sees
+from tests.conftest import make_conversation, make_group, make_user
+
+pytestmark = pytest.mark.django_db
+
+ALICE = Secret("signature_mismatch", "alice-secret-note", "alice-secret-evidence")
+
+
+def label(turn, user, *codes, note="", evidence=""):
+    types = [turn.conversation.study.taxonomy_version.types_by_code()[c] for c in codes]
+    return Annotation.submit(
+        turn=turn,
+        group=turn.conversation.group,
+        annotator=user,
+        types=types,
+        note=note,
+        evidence=evidence,
+    )
+
+
+def make_viewer(study, kind: str):
+    """The user under test, with the role `kind` names, annotating nothing yet."""
+    if kind == "superuser":
+        user = make_user("root")
+        user.is_superuser = True
+        user.save()
+        return user
+    user = make_user(kind)
+    role = {"lead": Role.LEAD, "annotator": Role.ANNOTATOR}.get(kind, Role.MODERATOR)
+    study.add_member(user, role, Kind.EXPERT)
+    return user
+
+
+def card_of_group_a(study, viewer, kind: str, *, viewer_annotates: bool):
+    """Group A: alice, zed (who labels last) and, if `viewer_annotates`, the viewer; its
+    moderator is the viewer for "moderator_here", else mod-a. Group B is moderated by the
+    viewer for "moderator_elsewhere". Alice has labelled A's first card blind."""
+    alice, zed = make_user("alice"), make_user("zed")
+    annotators = [alice, zed] + ([viewer] if viewer_annotates else [])
+    moderator = viewer if kind == "moderator_here" else make_user("mod-a")
+    group = make_group(study, "A", annotators, moderator=moderator)
+    b_moderator = viewer if kind == "moderator_elsewhere" else make_user("mod-b")
+    make_group(study, "B", [make_user("charlie"), make_user("dora")], moderator=b_moderator)
+    turn = make_conversation(study, "conv-a", n_turns=2, group=group).turns.first()
+    label(turn, alice, ALICE.code, note=ALICE.note, evidence=ALICE.evidence)
+    return turn, zed
+
+
+ANNOTATING = ["lead", "moderator_elsewhere", "moderator_here", "superuser"]
+
+
+@pytest.mark.parametrize("kind", ANNOTATING)
+def test_it_hides_round_1_from_an_annotator_whatever_their_other_role(study, kind):
+    viewer = make_viewer(study, kind)
+    turn, zed = card_of_group_a(study, viewer, kind, viewer_annotates=True)
+
+    # before the viewer's own submit, and after it while zed has still to label
+    assert leaks(viewer, "s1", turn, ALICE) == []
+    label(turn, viewer, "code_rollback", note="viewer-note")
+    assert leaks(viewer, "s1", turn, ALICE) == []
+
+    # once every annotator has labelled, round 1 is over and the labels show
+    label(turn, zed, "must_do_omission")
+    assert sees(viewer, "s1", turn, ALICE) != []
+
+
+@pytest.mark.parametrize("kind", ["lead", "moderator_here", "superuser"])
+def test_it_shows_round_1_to_a_lead_or_moderator_who_does_not_annotate(study, kind):
+    viewer = make_viewer(study, kind)
+    turn, _ = card_of_group_a(study, viewer, kind, viewer_annotates=False)
+
+    shown = sees(viewer, "s1", turn, ALICE)
+
+    assert shown == ["discussion", "discussion htmx", "card_timeline", "card_timeline htmx"]
+
+
+def test_it_lists_round_1_in_the_api_for_a_lead_who_does_not_annotate(study):
+    from tests.api.conftest import token_client
+
+    lead = make_viewer(study, "lead")
+    turn, _ = card_of_group_a(study, lead, "lead", viewer_annotates=False)
+
+    rows = token_client(lead).get("/api/studies/s1/annotations/").json()["results"]
+
+    assert [(r["annotator"], r["note"], r["labels"]) for r in rows] == [
+        ("alice", ALICE.note, [ALICE.code])
+    ]
+
+
+def test_it_lists_an_annotating_leads_own_rows_but_not_the_others(study):
+    from tests.api.conftest import token_client
+
+    lead = make_viewer(study, "lead")
+    turn, _ = card_of_group_a(study, lead, "lead", viewer_annotates=True)
+    label(turn, lead, "code_rollback", note="lead-note")
+    other = make_conversation(study, "conv-c", n_turns=1).turns.get()  # unassigned: no rows
+
+    rows = token_client(lead).get("/api/studies/s1/annotations/").json()["results"]
+
+    assert [(r["annotator"], r["note"]) for r in rows] == [("lead", "lead-note")]
+    assert other.pk not in [r["turn"] for r in rows]

@@ -1,0 +1,206 @@
+"""The study a state machine plays in, and the three doors every action goes through: the
+pages (Django's test client posting the real forms), the REST API and import_annotations.
+
+Each door answers with whether the action was done: True for success, False for a refusal
+(400, 403, 404, 409, 422, or a rejected import record). Anything else (a 500 raises in the
+test client; a redirect to the login page means a test bug) fails the test on the spot."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from itertools import count
+from pathlib import Path
+
+from django.conf import settings
+from django.test import Client
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from annotation.annotation_import import import_annotations
+from annotation.models import Conversation, Group, Kind, Role, Seat, Study, Turn
+from taxonomy.models import TaxonomyVersion
+from tests.conftest import make_user
+
+REFUSED = {400, 403, 404, 409, 422}
+BASE_ANNOTATORS = ("alice", "bob", "carol", "dave")
+# lead: leads the study; moderator: group A's; mod-b: group B's, an expert who may also
+# annotate in group A; charlie: annotates in group B only, an outsider to group A's cards
+OTHERS = ("lead", "moderator", "mod-b", "charlie")
+
+
+def make_people() -> dict[str, object]:
+    """Everyone who may act, created once per test (users are not per example)."""
+    return {name: make_user(name) for name in (*BASE_ANNOTATORS, *OTHERS)}
+
+
+@dataclass(frozen=True)
+class Config:
+    """What one example's study looks like."""
+
+    n_annotators: int  # group A's size, 1 to 4, the extras below included
+    lead_annotates: bool
+    mod_b_annotates: bool
+    kind: str  # group A's kind: its annotators are experts (decide proposals) or not
+    turns_per_conversation: tuple[int, ...]  # one or two conversations
+    discussion_rounds: int
+
+
+@dataclass
+class World:
+    study_id: int
+    slug: str
+    group: Group
+    people: dict[str, object]
+    annotators: list  # group A's annotators
+    turns: list[Turn]
+    tmp: Path
+    clients: dict[str, Client] = field(default_factory=dict)
+    api_clients: dict[str, APIClient] = field(default_factory=dict)
+    _files: count = field(default_factory=count)
+
+    @property
+    def annotator_ids(self) -> set[int]:
+        return {u.pk for u in self.annotators}
+
+    def study(self) -> Study:
+        # always fresh: an accepted proposal switches the study to a new taxonomy version
+        return Study.objects.select_related("taxonomy_version").get(pk=self.study_id)
+
+    def client(self, user) -> Client:
+        if user.username not in self.clients:
+            client = Client()
+            client.force_login(user)
+            self.clients[user.username] = client
+        return self.clients[user.username]
+
+    def api(self, user) -> APIClient:
+        if user.username not in self.api_clients:
+            client = APIClient()
+            client.force_authenticate(user)
+            self.api_clients[user.username] = client
+        return self.api_clients[user.username]
+
+    def url(self, name: str, *args) -> str:
+        return reverse(name, args=[self.slug, *args])
+
+    # -- labels ---------------------------------------------------------------------------
+
+    def card_page(self, user, turn: Turn, codes: tuple[str, ...], note: str) -> bool:
+        """Round 1 on the card page (/s/SLUG/cards/ID/)."""
+        response = self.client(user).post(self.url("card", turn.pk), _labels(codes, note=note))
+        return _done(response, 302)
+
+    def discussion_page(
+        self, user, turn: Turn, codes: tuple[str, ...], note: str, round: int
+    ) -> bool:
+        """A later round on the discussion page; the form carries the round it was shown for."""
+        data = _labels(codes, note=note, round=str(round))
+        response = self.client(user).post(self.url("discussion", turn.pk), data)
+        return _done(response, 302)
+
+    def api_put(self, user, turn: Turn, codes: tuple[str, ...], note: str, round: int) -> bool:
+        body = {"labels": list(codes), "note": note, "round": round}
+        response = self.api(user).put(
+            f"/api/studies/{self.slug}/cards/{turn.pk}/annotation/", body, format="json"
+        )
+        return _done(response, 200)
+
+    def import_one(self, user, turn: Turn, codes: tuple[str, ...], note: str, round: int) -> bool:
+        """One record through import_annotations, as `manage.py import_annotations` runs it."""
+        record = {
+            "conversation": turn.conversation.external_id,
+            "turn": turn.index,
+            "annotator": user.username,
+            "labels": list(codes),
+            "round": round,
+            "group": self.group.name,
+            "note": note,
+        }
+        path = self.tmp / f"labels-{next(self._files)}.jsonl"
+        path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+        report = import_annotations(self.study(), path)
+        assert report.imported + len(report.rejected) == 1, report.summary()
+        return report.imported == 1
+
+    # -- discussion and decisions ---------------------------------------------------------
+
+    def comment(self, user, turn: Turn, text: str) -> bool:
+        response = self.client(user).post(self.url("comment", turn.pk), {"text": text})
+        return _done(response, 302)
+
+    def decide(self, user, turn: Turn, codes: tuple[str, ...], rationale: str) -> bool:
+        data = _labels(codes, rationale=rationale)
+        return _done(self.client(user).post(self.url("decide", turn.pk), data), 302)
+
+    def propose(self, user, turn: Turn, name: str, reason: str) -> bool:
+        data = {"name": name, "definition": f"what {name} means", "reason": reason}
+        return _done(self.client(user).post(self.url("propose", turn.pk), data), 302)
+
+    def decide_proposal(self, user, proposal_id: int, action: str, value: str) -> bool:
+        """accept (value: category or ""), map (value: type code) or reject (value: reason)."""
+        data = {"action": action}
+        data[{"accept": "category", "map": "code", "reject": "reason"}[action]] = value
+        response = self.client(user).post(self.url("proposal_decide", proposal_id), data)
+        return _done(response, 302)
+
+
+def build_world(
+    config: Config, people: dict[str, object], version: TaxonomyVersion, tmp: Path
+) -> World:
+    """Group A (the cards) and group B (mod-b moderates it, charlie annotates it), seated
+    through Group.seat, the one rule the groups page and the importer use."""
+    study = Study.objects.create(
+        slug="props",
+        name="Properties",
+        taxonomy_version=version,
+        discussion_rounds=config.discussion_rounds,
+    )
+    study.add_member(people["lead"], Role.LEAD, Kind.EXPERT)
+    group_a = Group.objects.create(study=study, name="A", kind=config.kind)
+    group_b = Group.objects.create(study=study, name="B", kind=Kind.STUDENT)
+    group_b.seat(people["mod-b"], Seat.MODERATOR)
+    group_b.seat(people["charlie"], Seat.ANNOTATOR)
+    group_a.seat(people["moderator"], Seat.MODERATOR)
+    extras = [people["lead"]] if config.lead_annotates else []
+    extras += [people["mod-b"]] if config.mod_b_annotates else []
+    n_base = max(config.n_annotators - len(extras), 0)
+    annotators = [people[name] for name in BASE_ANNOTATORS[:n_base]] + extras
+    for user in annotators:
+        group_a.seat(user, Seat.ANNOTATOR)
+    turns = []
+    for i, n_turns in enumerate(config.turns_per_conversation, start=1):
+        conversation = Conversation.objects.create(
+            study=study, external_id=f"c{i}", source_format="native", n_turns=n_turns
+        )
+        Conversation.objects.filter(pk=conversation.pk).assign(group_a)
+        turns += [
+            Turn.objects.create(
+                conversation=conversation,
+                index=index,
+                user_text=f"c{i}: write function {index}",
+                reply_text=f"def f{index}(x):\n    return x * {index}",
+            )
+            for index in range(1, n_turns + 1)
+        ]
+    return World(study.pk, study.slug, group_a, people, annotators, turns, tmp)
+
+
+def _labels(codes: tuple[str, ...], **fields: str) -> dict:
+    """The labels form: some types, or "no smell" for the empty set."""
+    data: dict = {"types": list(codes)} if codes else {"no_smell": "1"}
+    data.update(fields)
+    return data
+
+
+def _done(response, success: int) -> bool:
+    if response.status_code == success:
+        if success == 302:
+            login = reverse(settings.LOGIN_URL)
+            assert not response.url.startswith(login), "the test client was not logged in"
+        return True
+    assert response.status_code in REFUSED, (
+        f"{response.request['REQUEST_METHOD']} {response.request['PATH_INFO']}: "
+        f"HTTP {response.status_code}, expected {success} or a refusal {sorted(REFUSED)}"
+    )
+    return False
