@@ -153,6 +153,9 @@ def _axis_context(axis: str, name: str, data: Mapping, entries: list[TaxonomyEnt
         "cooccurrence": _cooccurrence_chart(axis, extras, codes, names),
         "taxonomy": taxonomy_table(extras, entries),
         "versus": _versus_rows(data.get("versus_consensus", {}), codes, names),
+        # each group's consensus in an annotator's place, on the cards several groups decided
+        "between_groups": _pair_rows(data.get("between_groups", {}), {}, codes, names),
+        "between_groups_cards": data.get("between_groups", {}).get("n_cards", 0),
     }
 
 

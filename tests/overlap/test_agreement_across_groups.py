@@ -113,3 +113,32 @@ def test_it_compares_the_groups_consensus_labels_on_the_overlap(tmp_path, study)
     agreed = [a for a, c in zip(values["A"], values["C"], strict=True) if a == c]
     share = sum(v == 1 for v in agreed) / len(agreed)
     assert abs(report["report"]["prevalence"][CODE[1]] - share) < 1e-9
+
+
+def test_the_report_page_shows_the_agreement_between_the_groups(client, tmp_path, study, lead):
+    from django.urls import reverse
+    from django.utils import timezone
+
+    from annotation.agreement_data import compute_study_report
+    from annotation.models import Job, JobKind, JobStatus
+
+    values = {"A": [1, 1, 2, 2, 1, 3, 1, 2], "C": [1, 2, 2, 2, 1, 3, 2, 2]}
+    make_conversation(study, "k", n_turns=len(values["A"]))
+    write_records(tmp_path / "k.jsonl", values)
+    call_command("import_annotations", study.slug, str(tmp_path / "k.jsonl"), "--create-members")
+    result = compute_study_report(study, round=1, n_boot=0, seed=0)  # what the job stores
+    Job.objects.create(
+        study=study,
+        kind=JobKind.AGREEMENT,
+        status=JobStatus.DONE,
+        params={"round": 1},
+        result=result,
+        finished_at=timezone.now(),
+    )
+    client.force_login(lead)
+    html = client.get(reverse("report", args=[study.slug])).content.decode()
+    assert "Between groups" in html
+    row = html[html.index('data-pair="experts|students"') :].split("</tr>")[0]
+    expected = cohen_kappa_score([CODE[v] for v in values["A"]], [CODE[v] for v in values["C"]])
+    assert f"{expected:.3f}" in row
+    assert "<td>8</td>" in row
