@@ -165,6 +165,10 @@ class _Importer:
         self.seats: dict[tuple[str, str], object] = {}
         # (conversation pk, group name) -> None once assigned, or why it cannot be
         self.assigned: dict[tuple[int, str], RecordError | None] = {}
+        # the batch's conversations -> the names of their groups (the database's and this
+        # import's), and the assignments not written yet (conversations of one group only)
+        self.groups_of: dict[int, set[str]] = defaultdict(set)
+        self.pending: list[tuple[int, str]] = []
         self.report = ImportReport()
 
     # -- reading ------------------------------------------------------------------------
@@ -330,6 +334,9 @@ class _Importer:
     ) -> tuple[list[LabelItem], list[tuple[int, str]]]:
         records = [record for _, record, _ in batch if record is not None]
         conversations, turns = self.lookups(records)
+        self.groups_of = defaultdict(set)
+        for conversation_id, group_name in turns["assigned"]:
+            self.groups_of[conversation_id].add(group_name)
         items, errors = [], []
         for number, record, error in batch:
             if record is None:
@@ -342,6 +349,7 @@ class _Importer:
                 continue
             item.number = number
             items.append(item)
+        self.write_pending()
         return items, errors
 
     def seat_everyone(self, path: Path) -> int:
@@ -371,17 +379,35 @@ class _Importer:
         pair: every record of a refused pair gets the same error. Refused when someone
         would label the conversation in two groups (SeatConflict)."""
         key = (conversation_id, group_name)
-        if key not in self.assigned:
+        if key not in self.assigned and not self.groups_of[conversation_id] - {group_name}:
+            # the conversation's first group: nobody can sit in two groups sharing it, so
+            # nothing to check; written with the batch's others (write_pending)
+            self.pending.append(key)
+            self.assigned[key] = None
+        elif key not in self.assigned:
+            self.write_pending()  # the checks read the assignments from the database
             try:
                 self.report.assigned_conversations += Conversation.objects.filter(
                     pk=conversation_id
                 ).assign(self.groups[group_name])
                 self.assigned[key] = None
+                self.groups_of[conversation_id].add(group_name)
             except SeatConflict as e:
                 self.assigned[key] = RecordError(f"group: {e}")
         error = self.assigned[key]
         if error is not None:
             raise RecordError(str(error))
+        self.groups_of[conversation_id].add(group_name)
+
+    def write_pending(self) -> None:
+        """Write the assignments assign() deferred: one statement."""
+        if self.pending:
+            Assignment.objects.bulk_create(
+                [Assignment(conversation_id=c, group=self.groups[g]) for c, g in self.pending],
+                ignore_conflicts=True,
+            )
+            self.report.assigned_conversations += len(self.pending)
+            self.pending = []
 
 
 def _external_id(value: object) -> str | None:
