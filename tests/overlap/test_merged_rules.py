@@ -12,37 +12,15 @@ from annotation.access import round1_hidden_from
 from annotation.annotation_import import import_annotations
 from annotation.exports import gold_rows
 from annotation.models import (
-    Annotation,
     CardStatus,
-    Conversation,
     Seat,
     SeatConflict,
     SeatRefused,
 )
-from tests.conftest import make_conversation, make_group, make_user
+from tests.conftest import make_user
+from tests.overlap.conftest import submit
 
 pytestmark = pytest.mark.django_db
-
-
-def types(study, *codes):
-    by_code = study.taxonomy_version.types_by_code()
-    return [by_code[c] for c in codes]
-
-
-@pytest.fixture
-def shared(study, alice, bob):
-    """Group A (alice, bob) and group B (carol, dave) share conversation c1."""
-    carol, dave = make_user("carol"), make_user("dave")
-    a = make_group(study, "A", [alice, bob])
-    b = make_group(study, "B", [carol, dave])
-    conversation = make_conversation(study, "c1", n_turns=1, group=a)
-    Conversation.objects.filter(pk=conversation.pk).assign(b)
-    return a, b, carol, dave, conversation.turns.get()
-
-
-def submit(turn, group, user, *codes):
-    study = turn.conversation.study
-    return Annotation.submit(turn=turn, group=group, annotator=user, types=types(study, *codes))
 
 
 def hidden(user, study) -> set[int]:
