@@ -202,10 +202,6 @@ def check_groups_can_share(group: Group, other: Group) -> None:
             )
 
 
-class MultipleGroups(Exception):
-    """Asked for the one group of a conversation that several groups share."""
-
-
 class Seat(models.TextChoices):
     ANNOTATOR = "annotator"
     JUDGE = "judge"
@@ -279,23 +275,6 @@ class Conversation(models.Model):
 
     def __str__(self) -> str:
         return self.external_id
-
-    @property
-    def group(self) -> Group | None:
-        """The conversation's group when it has one only (None when unassigned). With several
-        groups there is no such thing: ask `group_of(user)` or `groups`, never guess."""
-        groups = list(self.groups.order_by("name")[:2])
-        if len(groups) > 1:
-            raise MultipleGroups(
-                f"conversation {self.external_id!r} is assigned to several groups; "
-                "use group_of(user) or groups"
-            )
-        return groups[0] if groups else None
-
-    @property
-    def group_id(self) -> int | None:
-        group = self.group
-        return group.pk if group else None
 
     def group_of(self, user) -> Group | None:
         """The group in which `user` labels this conversation (one at most: Group.check_seat)."""

@@ -20,7 +20,7 @@ def label(turn, user, *codes, note="", evidence=""):
     types = [turn.conversation.study.taxonomy_version.types_by_code()[c] for c in codes]
     return Annotation.submit(
         turn=turn,
-        group=turn.conversation.group,
+        group=turn.conversation.groups.get(),
         annotator=user,
         types=types,
         note=note,

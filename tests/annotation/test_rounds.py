@@ -37,7 +37,7 @@ def submit(turn, user, *codes, round=1, **fields):
     study = turn.conversation.study
     return Annotation.submit(
         turn=turn,
-        group=turn.conversation.group,
+        group=turn.conversation.groups.get(),
         annotator=user,
         round=round,
         types=types(study, *codes),

@@ -14,7 +14,10 @@ pytestmark = pytest.mark.django_db
 def submit(turn, user, *codes):
     by_code = turn.conversation.study.taxonomy_version.types_by_code()
     Annotation.submit(
-        turn=turn, group=turn.conversation.group, annotator=user, types=[by_code[c] for c in codes]
+        turn=turn,
+        group=turn.conversation.groups.get(),
+        annotator=user,
+        types=[by_code[c] for c in codes],
     )
 
 

@@ -11,7 +11,7 @@ from tests.conftest import make_conversation, make_group, make_user
 
 def label(turn, user, *codes: str, round: int = 1) -> Annotation:
     types = [turn.conversation.study.taxonomy_version.types_by_code()[c] for c in codes]
-    group = turn.conversation.group
+    group = turn.conversation.groups.get()
     return Annotation.submit(turn=turn, group=group, annotator=user, types=types, round=round)
 
 

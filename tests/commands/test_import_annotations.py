@@ -141,7 +141,7 @@ def test_it_refuses_unknown_members_without_create_members(tmp_path, study, alic
     ]
     assert not get_user_model().objects.filter(username="dora").exists()
     assert not Group.objects.filter(name="g9").exists()
-    assert Conversation.objects.get(external_id="c2").group is None
+    assert not Conversation.objects.get(external_id="c2").groups.exists()
     assert study.role_of(charlie) is None
 
 
@@ -163,7 +163,7 @@ def test_it_creates_members_and_groups_with_create_members(tmp_path, study):
     assert set(group.annotators.values_list("username", flat=True)) == {"dora", "emil"}
     assert Membership.objects.get(study=study, user=dora).role == Role.ANNOTATOR
     conversation.refresh_from_db()
-    assert conversation.group == group
+    assert conversation.groups.get() == group
 
 
 def test_it_keeps_an_existing_members_role_when_adding_them_to_a_group(
@@ -191,7 +191,7 @@ def test_it_rejects_a_second_group_on_a_conversation_when_they_share_an_annotato
         f"{path}:1: group: groups 'g2' and 'g1' cannot share conversations: alice would sit "
         "in both (one person labels a shared card in one group only, so round 1 stays blind)"
     )
-    assert Conversation.objects.get(external_id="c1").group.name == "g1"
+    assert Conversation.objects.get(external_id="c1").groups.get().name == "g1"
 
 
 def test_it_makes_a_new_revision_on_reimport(tmp_path, study, alice, setup):

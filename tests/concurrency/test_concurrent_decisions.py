@@ -63,7 +63,7 @@ def types(study, *codes):
 def submit(turn, user, *codes, round=1):
     return Annotation.submit(
         turn=turn,
-        group=turn.conversation.group,
+        group=turn.conversation.groups.get(),
         annotator=user,
         round=round,
         types=types(turn.conversation.study, *codes),

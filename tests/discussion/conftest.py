@@ -15,7 +15,7 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 def label(turn: Turn, user, *codes: str, round: int = 1, note: str = "") -> Annotation:
     """Labels through the same entry point as the pages (Annotation.submit)."""
     types = [turn.conversation.study.taxonomy_version.types_by_code()[c] for c in codes]
-    group = turn.conversation.group
+    group = turn.conversation.groups.get()
     return Annotation.submit(
         turn=turn, group=group, annotator=user, types=types, round=round, note=note
     )

@@ -110,7 +110,8 @@ def test_it_keeps_a_moderator_to_their_own_groups(
     assert "conv-b" not in queue.content.decode()
     # asking for another group's cards by filter is refused, not answered
     assert (
-        client.get(url("moderate_queue"), {"group": turn.conversation.group_id}).status_code == 400
+        client.get(url("moderate_queue"), {"group": turn.conversation.groups.get().pk}).status_code
+        == 400
     )
 
     client.force_login(lead)

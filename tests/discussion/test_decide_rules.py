@@ -18,7 +18,7 @@ DECISION = {"types": ["must_do_omission"], "rationale": "the reply drops a must-
 def test_it_refuses_in_the_model_to_decide_an_open_card(alice, moderator, turns_a):
     turn = turns_a[0]
     label(turn, alice, "ambiguous_instruction")
-    group = turn.conversation.group
+    group = turn.conversation.groups.get()
 
     with pytest.raises(NotDecidable, match="Round 1 is still open"):
         CardState.decide(turn, group, moderator, [], "too early")
@@ -31,13 +31,15 @@ def test_it_refuses_in_the_model_to_decide_a_card_nobody_labelled(moderator, tur
     turn = turns_a[0]
 
     with pytest.raises(NotDecidable):
-        CardState.decide(turn, turn.conversation.group, moderator, [], "too early")
+        CardState.decide(turn, turn.conversation.groups.get(), moderator, [], "too early")
 
     assert not Consensus.objects.exists()
 
 
 def test_it_decides_a_disputed_card_in_the_model(moderator, disputed):
-    consensus = CardState.decide(disputed, disputed.conversation.group, moderator, [], "none")
+    consensus = CardState.decide(
+        disputed, disputed.conversation.groups.get(), moderator, [], "none"
+    )
 
     assert (consensus.method, consensus.from_round) == ("moderator", 2)
 
@@ -83,7 +85,7 @@ def test_it_lets_a_lead_who_does_not_annotate_decide(client, lead, disputed):
 
 
 def test_it_refuses_a_decision_to_another_groups_moderator(client, disputed, turns_b):
-    other = turns_b[0].conversation.group.moderator
+    other = turns_b[0].conversation.groups.get().moderator
     client.force_login(other)
 
     assert client.post(url("decide", disputed), DECISION).status_code == 404

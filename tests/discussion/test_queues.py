@@ -71,7 +71,7 @@ def test_it_lists_escalated_and_disputed_cards_with_filters(client, moderator, a
     assert listed(type="code_rollback") == {t2.pk}
     assert listed(type="must_do_omission") == {t1.pk}
     assert listed(type="signature_mismatch") == set()
-    assert listed(group=t1.conversation.group_id, status="escalated") == {t1.pk}
+    assert listed(group=t1.conversation.groups.get().pk, status="escalated") == {t1.pk}
 
     html = client.get(url("moderate_queue")).content.decode()
     assert '<td class="n-escalated">1</td><td class="n-disputed">1</td>' in html

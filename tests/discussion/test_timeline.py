@@ -23,7 +23,11 @@ def kinds(html: str) -> list[str]:
 def test_it_shows_every_change_in_order(client, alice, bob, moderator, disputed):
     label(disputed, alice, "signature_mismatch", round=2)
     Comment.objects.create(
-        turn=disputed, group=disputed.conversation.group, author=bob, round=2, text="Why signature?"
+        turn=disputed,
+        group=disputed.conversation.groups.get(),
+        author=bob,
+        round=2,
+        text="Why signature?",
     )
     label(disputed, alice, "must_do_omission", round=2, note="changed my mind")
     label(disputed, bob, "must_do_omission", round=2)
@@ -82,7 +86,7 @@ def test_it_keeps_the_timeline_queries_constant(client, alice, bob, moderator, d
         label(disputed, alice, "signature_mismatch" if i % 2 else "code_rollback", round=2)
         Comment.objects.create(
             turn=disputed,
-            group=disputed.conversation.group,
+            group=disputed.conversation.groups.get(),
             author=bob,
             round=2,
             text=f"comment {i}",

@@ -41,7 +41,7 @@ def submit(turn, user, *codes, round=1, confidence=None):
     by_code = turn.conversation.study.taxonomy_version.types_by_code()
     Annotation.submit(
         turn=turn,
-        group=turn.conversation.group,
+        group=turn.conversation.groups.get(),
         annotator=user,
         round=round,
         types=[by_code[c] for c in codes],

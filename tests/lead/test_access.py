@@ -64,7 +64,7 @@ def test_it_hides_every_lead_page_from_non_leads(client, study, setup, username)
     # nothing changed behind the 404s
     assert study.groups.count() == 1
     assert not group.annotators.exists() and group.moderator is None
-    assert Conversation.objects.get(pk=conversation.pk).group is None
+    assert not Conversation.objects.get(pk=conversation.pk).groups.exists()
     assert Job.objects.count() == 1
 
 

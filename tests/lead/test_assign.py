@@ -105,7 +105,7 @@ def test_it_refuses_conversations_and_groups_of_another_study(client, study, lea
     _assign(client, study, how="selection", group=foreign_group.pk, conversation=[mine.pk])
     foreign.refresh_from_db()
     mine.refresh_from_db()
-    assert foreign.group is None and mine.group is None
+    assert not foreign.groups.exists() and not mine.groups.exists()
 
 
 def test_it_lists_conversations_with_checkboxes_and_counts(client, study, lead):

@@ -63,7 +63,7 @@ def records_of(study: Study, round: int = 1) -> dict:
         {
             "card": a.turn_id,
             "annotator": a.annotator.username,
-            "group": a.turn.conversation.group.name,
+            "group": a.turn.conversation.groups.get().name,
             "labels": a.codes,
         }
         for a in annotations.prefetch_related("types")

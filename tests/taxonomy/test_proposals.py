@@ -75,7 +75,7 @@ def submit(turn, user, *codes, round=1):
     by_code = Study.objects.get(pk=turn.conversation.study_id).taxonomy_version.types_by_code()
     return Annotation.submit(
         turn=turn,
-        group=turn.conversation.group,
+        group=turn.conversation.groups.get(),
         annotator=user,
         round=round,
         types=[by_code[c] for c in codes],

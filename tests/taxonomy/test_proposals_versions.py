@@ -96,7 +96,7 @@ def test_map_on_a_single_select_axis_pre_ticks_the_type_in_place_of_the_other(ag
     by_code = study.taxonomy_version.types_by_code()
     Annotation.submit(
         turn=turn,
-        group=turn.conversation.group,
+        group=turn.conversation.groups.get(),
         annotator=alice,
         types=[by_code["scope_overreach"], by_code["effort_or_trust_cost"]],
     )
