@@ -17,10 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 
 from taxonomy.models import TaxonomyVersion, Type
 
-from .label_batch import LabelItem, write_batch
+from .label_batch import LabelItem, copy_lines, in_list, query_rows, write_batch
 from .models import (
     Assignment,
     Conversation,
@@ -169,6 +171,10 @@ class _Importer:
         # import's), and the assignments not written yet (conversations of one group only)
         self.groups_of: dict[int, set[str]] = defaultdict(set)
         self.pending: list[tuple[int, str]] = []
+        # tuple of codes -> (type ids, codes), or why they are no label set
+        self.label_sets: dict[tuple, tuple | RecordError] = {}
+        # the first pass's outcome, batch by batch: (records read, items, errors)
+        self.checked: list[tuple[int, list[LabelItem], list[tuple[int, str]]]] = []
         self.report = ImportReport()
 
     # -- reading ------------------------------------------------------------------------
@@ -190,20 +196,29 @@ class _Importer:
         ids = {_external_id(r["conversation"]) for r in records if "conversation" in r}
         ids.discard(None)
         conversations: dict[str, list[int]] = defaultdict(list)
-        rows = Conversation.objects.filter(study=self.study, external_id__in=ids)
-        for pk, external_id in rows.order_by("pk").values_list("pk", "external_id"):
+        ids_sql, ids_param = in_list("external_id", sorted(ids), "text")
+        for pk, external_id in query_rows(
+            f'SELECT id, external_id FROM "{Conversation._meta.db_table}" '
+            f"WHERE study_id = %s AND {ids_sql} ORDER BY id",
+            [self.study.pk, *ids_param],
+        ):
             conversations[external_id].append(pk)
-        pks = [found[0] for found in conversations.values() if len(found) == 1]
+        pks = sorted(found[0] for found in conversations.values() if len(found) == 1)
         turns: dict[tuple[int, int], int] = {}
         counts: dict[int, int] = defaultdict(int)
-        for pk, conversation_id, index in Turn.objects.filter(conversation_id__in=pks).values_list(
-            "pk", "conversation_id", "index"
+        pks_sql, pks_param = in_list("conversation_id", pks)
+        for pk, conversation_id, index in query_rows(
+            f'SELECT id, conversation_id, "index" FROM "{Turn._meta.db_table}" WHERE {pks_sql}',
+            pks_param,
         ):
             turns[(conversation_id, index)] = pk
             counts[conversation_id] += 1
+        pks_sql, pks_param = in_list("a.conversation_id", pks)
         assigned = set(
-            Assignment.objects.filter(conversation_id__in=pks).values_list(
-                "conversation_id", "group__name"
+            query_rows(
+                f'SELECT a.conversation_id, g.name FROM "{Assignment._meta.db_table}" a '
+                f'JOIN "{Group._meta.db_table}" g ON g.id = a.group_id WHERE {pks_sql}',
+                pks_param,
             )
         )
         return conversations, {"turns": turns, "counts": counts, "assigned": assigned}
@@ -240,7 +255,7 @@ class _Importer:
                 f"turn: {index} out of range (conversation {external_id!r} "
                 f"has {turns['counts'][conversation_id]} turns)"
             )
-        types = resolve_labels(record["labels"], self.types_by_code, self.version)
+        type_ids, codes = self.labels(record["labels"])
         round = _positive_int(record, "round", default=1)
         if self.judge and round != 1:
             raise RecordError("round: a judge's labels are round 1 only")
@@ -255,14 +270,31 @@ class _Importer:
         return LabelItem(
             number=0,
             turn_id=turn_id,
-            group=self.groups[group_name],
+            group_id=self.groups[group_name].pk,
             annotator_id=user.pk,
             round=round,
-            types=types,
+            type_ids=type_ids,
+            codes=codes,
             note=note,
             evidence=evidence,
             confidence=confidence,
         )
+
+    def labels(self, codes: object) -> tuple[tuple[int, ...], frozenset[str]]:
+        """resolve_labels, once per distinct list of codes (a file repeats a few)."""
+        key = tuple(codes) if type(codes) is list and all(type(c) is str for c in codes) else None
+        found = self.label_sets.get(key) if key is not None else None
+        if found is None:
+            try:
+                types = resolve_labels(codes, self.types_by_code, self.version)
+                found = (tuple(t.pk for t in types), frozenset(t.code for t in types))
+            except RecordError as e:
+                found = e
+            if key is not None:
+                self.label_sets[key] = found
+        if isinstance(found, RecordError):
+            raise RecordError(str(found))
+        return found
 
     # -- seats (first pass) -------------------------------------------------------------
 
@@ -353,25 +385,29 @@ class _Importer:
         return items, errors
 
     def seat_everyone(self, path: Path) -> int:
-        """First pass: validate every record and seat its annotator; returns how many
-        lines hold a record (the second pass's total)."""
+        """First pass: validate every record, seat its annotator and assign its conversation
+        to its group, keeping what each batch's records became for the second pass (which
+        would find the same: seats and assignments are decided once per pair). Returns how
+        many lines hold a record (the second pass's total)."""
         total = 0
         for batch in self.batches(path):
-            self.check_batch(batch, path)
+            items, errors = self.check_batch(batch, path)
+            self.checked.append((len(batch), items, errors))
             total += len(batch)
         return total
 
     def write(self, path: Path, total: int, progress) -> None:
+        """Second pass: everyone is seated; write the labels batch by batch."""
         done = 0
-        for batch in self.batches(path):
-            items, errors = self.check_batch(batch, path)
+        for read, items, errors in self.checked:
             errors += write_batch(self.study, items, judge=self.judge)
             refused = {number for number, _ in errors}
             self.report.imported += sum(1 for item in items if item.number not in refused)
             self.report.rejected += [f"{path}:{n}: {e}" for n, e in sorted(errors)]
-            done += len(batch)
+            done += read
             if progress is not None:
                 progress(done, total)
+        self.checked = []
 
     def assign(self, conversation_id: int, group_name: str) -> None:
         """Assign the conversation to the record's group if it is not yet (as well as to
@@ -400,14 +436,30 @@ class _Importer:
         self.groups_of[conversation_id].add(group_name)
 
     def write_pending(self) -> None:
-        """Write the assignments assign() deferred: one statement."""
-        if self.pending:
-            Assignment.objects.bulk_create(
-                [Assignment(conversation_id=c, group=self.groups[g]) for c, g in self.pending],
-                ignore_conflicts=True,
-            )
-            self.report.assigned_conversations += len(self.pending)
-            self.pending = []
+        """Write the assignments assign() deferred: one statement (COPY on PostgreSQL, unless
+        someone assigned one of them meanwhile)."""
+        if not self.pending:
+            return
+        now = timezone.now()
+        rows = [(c, self.groups[g].pk, now) for c, g in self.pending]
+        table, columns = Assignment._meta.db_table, "conversation_id, group_id, created_at"
+        if connection.vendor == "postgresql":
+            stamp = now.isoformat()
+            try:
+                with transaction.atomic():
+                    copy_lines(table, columns, [f"{c}\t{g}\t{stamp}\n" for c, g, _ in rows])
+                rows = []
+            except IntegrityError:
+                pass  # someone assigned one of them meanwhile: the statement below skips it
+        if rows:
+            with connection.cursor() as cursor:
+                cursor.executemany(
+                    f'INSERT INTO "{table}" ({columns}) VALUES (%s, %s, %s) '
+                    "ON CONFLICT (conversation_id, group_id) DO NOTHING",
+                    rows,
+                )
+        self.report.assigned_conversations += len(self.pending)
+        self.pending = []
 
 
 def _external_id(value: object) -> str | None:

@@ -291,10 +291,14 @@ class Assignment(models.Model):
     may share a conversation (a calibration set, an overlap share); each runs its own rounds
     and consensus on it."""
 
+    # db_index=False on both: the unique (conversation, group) and the (group, conversation)
+    # indexes serve lookups by either
     conversation = models.ForeignKey(
-        Conversation, on_delete=models.CASCADE, related_name="assignments"
+        Conversation, on_delete=models.CASCADE, related_name="assignments", db_index=False
     )
-    group = models.ForeignKey(Group, on_delete=models.CASCADE, related_name="assignments")
+    group = models.ForeignKey(
+        Group, on_delete=models.CASCADE, related_name="assignments", db_index=False
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -392,7 +396,11 @@ class Annotation(models.Model):
     `is_current` on the old one, so the history stays."""
 
     turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="annotations")
-    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    # db_index=False: the (annotator, round, is_current) index serves lookups by annotator;
+    # a second index would only slow down every insert (the label import's above all)
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, db_index=False
+    )
     round = models.PositiveSmallIntegerField(default=1)
     types = models.ManyToManyField(Type, blank=True, related_name="annotations")
     taxonomy_version = models.ForeignKey(TaxonomyVersion, on_delete=models.PROTECT)
@@ -551,12 +559,58 @@ class CardStateQuerySet(models.QuerySet):
         return self.filter(Exists(used))
 
 
-class CardState(models.Model):
+class RoundRules:
+    """The round rule on a card's `status` and `round`, in one place: CardState applies it
+    to its row, and the batched label import (label_batch.py) to the same values in memory,
+    so a submit and an imported record move a card alike."""
+
+    status: str
+    round: int
+
+    def check_open_for(self, round: int) -> None:
+        if round == 1 and self.status != CardStatus.OPEN:
+            raise RoundClosed(
+                "This card has left round 1: every annotator of its group has labelled it, "
+                "so round-1 labels can no longer change."
+            )
+        if round > 1 and (self.status != CardStatus.DISPUTED or round != self.round):
+            if self.status == CardStatus.DISPUTED:
+                raise RoundClosed(f"This card is in round {self.round}, not round {round}.")
+            raise RoundClosed(f"Round {round} is not open for this card (it is {self.status}).")
+
+    def step(
+        self, n_annotators: int, label_sets: list[frozenset[str]], discussion_rounds: int
+    ) -> tuple[bool, str | None]:
+        """The rule of `advance` on plain values, so a batched import applies exactly the
+        same one: given the group's size and the current label sets of the round under way,
+        move status and round in memory. Returns (moved, consensus method or None)."""
+        if self.status not in (CardStatus.OPEN, CardStatus.DISPUTED):
+            return False, None
+        # an empty group waits for its annotators
+        if n_annotators < 1 or len(label_sets) < n_annotators:
+            return False, None
+        if len(set(label_sets)) == 1:
+            self.status = CardStatus.AGREED
+            if n_annotators == 1:
+                return True, Method.SINGLE
+            return True, Method.UNANIMOUS if self.round == 1 else Method.DISCUSSION
+        if self.round - 1 >= discussion_rounds:
+            self.status = CardStatus.ESCALATED
+        else:
+            self.status, self.round = CardStatus.DISPUTED, self.round + 1
+        return True, None
+
+
+class CardState(RoundRules, models.Model):
     """Where a card stands in its group. Kept up to date on every submit and decision, so
     queues and per-state counts are indexed lookups, never a scan over labels."""
 
-    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="states")
-    group = models.ForeignKey(Group, on_delete=models.CASCADE, related_name="card_states")
+    # db_index=False on both: the unique (turn, group) and the (group, status) indexes serve
+    # lookups by either
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="states", db_index=False)
+    group = models.ForeignKey(
+        Group, on_delete=models.CASCADE, related_name="card_states", db_index=False
+    )
     status = models.CharField(max_length=10, choices=CardStatus.choices, default=CardStatus.OPEN)
     round = models.PositiveSmallIntegerField(default=1, help_text="the round under way")
     updated_at = models.DateTimeField(auto_now=True)
@@ -587,17 +641,6 @@ class CardState(models.Model):
     def revealed(self) -> bool:
         """Once round 1 is over, the group's labels are no longer blind to each other."""
         return self.status != CardStatus.OPEN
-
-    def check_open_for(self, round: int) -> None:
-        if round == 1 and self.status != CardStatus.OPEN:
-            raise RoundClosed(
-                "This card has left round 1: every annotator of its group has labelled it, "
-                "so round-1 labels can no longer change."
-            )
-        if round > 1 and (self.status != CardStatus.DISPUTED or round != self.round):
-            if self.status == CardStatus.DISPUTED:
-                raise RoundClosed(f"This card is in round {self.round}, not round {round}.")
-            raise RoundClosed(f"Round {round} is not open for this card (it is {self.status}).")
 
     def current_labels(self, round: int | None = None) -> dict[int, Annotation]:
         """{annotator id: current annotation} of the group's annotators in `round`."""
@@ -632,28 +675,6 @@ class CardState(models.Model):
             consensus = Consensus.create_for(self, method, next(iter(labels.values())).types.all())
         self.save(update_fields=["status", "round", "updated_at"])
         return consensus
-
-    def step(
-        self, n_annotators: int, label_sets: list[frozenset[str]], discussion_rounds: int
-    ) -> tuple[bool, str | None]:
-        """The rule of `advance` on plain values, so a batched import applies exactly the
-        same one: given the group's size and the current label sets of the round under way,
-        move status and round in memory. Returns (moved, consensus method or None)."""
-        if self.status not in (CardStatus.OPEN, CardStatus.DISPUTED):
-            return False, None
-        # an empty group waits for its annotators
-        if n_annotators < 1 or len(label_sets) < n_annotators:
-            return False, None
-        if len(set(label_sets)) == 1:
-            self.status = CardStatus.AGREED
-            if n_annotators == 1:
-                return True, Method.SINGLE
-            return True, Method.UNANIMOUS if self.round == 1 else Method.DISCUSSION
-        if self.round - 1 >= discussion_rounds:
-            self.status = CardStatus.ESCALATED
-        else:
-            self.status, self.round = CardStatus.DISPUTED, self.round + 1
-        return True, None
 
     @classmethod
     def decide(cls, turn: Turn, group: Group, moderator, types, rationale: str = "") -> Consensus:

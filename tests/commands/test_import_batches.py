@@ -4,6 +4,7 @@ revisions, card states, consensus and refused records, whatever the file and bat
 from __future__ import annotations
 
 import json
+from unittest.mock import patch
 
 import pytest
 from django.db import connection, transaction
@@ -11,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from annotation import label_batch
 from annotation.annotation_import import import_annotations
 from annotation.models import Annotation, CardState, Consensus, RoundClosed, Source
 from tests.conftest import make_conversation, make_group, make_user
@@ -121,12 +123,16 @@ def _in_rollback(run, *args) -> dict:
     n_annotators=st.integers(2, 3),
     rounds=st.integers(1, 2),
     batch_size=st.integers(1, 7),
+    attempts=st.sampled_from([1, label_batch.ATTEMPTS]),
 )
 def test_a_batched_import_equals_submitting_one_by_one(
-    study, tmp_path, lines, n_annotators, rounds, batch_size
+    study, tmp_path, lines, n_annotators, rounds, batch_size, attempts
 ):
+    """Both ways a batch meets the cards it creates: played as fresh cards and inserted with
+    their outcome, or (a batch's last attempt) inserted first and locked like stored ones."""
     expected = _in_rollback(_one_by_one, study, lines, n_annotators, rounds)
-    got = _in_rollback(_batched, study, lines, n_annotators, rounds, batch_size, tmp_path)
+    with patch.object(label_batch, "ATTEMPTS", attempts):
+        got = _in_rollback(_batched, study, lines, n_annotators, rounds, batch_size, tmp_path)
     assert got == expected
 
 
