@@ -310,14 +310,11 @@ def _advance(
     if card.status not in (CardStatus.OPEN, CardStatus.DISPUTED):
         return
     group_annotators = annotators[card.group_id]
-    labels = sorted(
-        (
-            label
-            for (annotator_id, round), label in current[card.turn_id].items()
-            if round == card.round and annotator_id in group_annotators
-        ),
-        key=lambda label: label.order,
-    )
+    labels = [
+        label
+        for (annotator_id, round), label in current[card.turn_id].items()
+        if round == card.round and annotator_id in group_annotators
+    ]
     from_round = card.round
     moved, method = card.step(
         len(group_annotators), [label.codes for label in labels], discussion_rounds
@@ -328,7 +325,8 @@ def _advance(
     if method is not None:
         # advance takes the types of the first current label (by id): the same codes as
         # the others, but possibly of an older taxonomy version
-        card.consensus.append((next(_decisions), method, from_round, labels[0].type_ids))
+        first = min(labels, key=lambda label: label.order)
+        card.consensus.append((next(_decisions), method, from_round, first.type_ids))
 
 
 # -- writing ----------------------------------------------------------------------------------

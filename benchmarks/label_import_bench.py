@@ -6,6 +6,8 @@ annotators a card, a third of the cards disputed) imported with `import_annotati
 
 For each backend it prints both imports' times and rates and the ratio label import /
 conversation import (the aim: at most 2 on PostgreSQL for 40,000 labels of 20,000 cards).
+On PostgreSQL it also prints the database floor: the time PostgreSQL itself takes to store
+the rows the label import wrote (COPY, same indexes and foreign keys), and both ratios to it.
 Each backend runs in its own subprocess, because the settings read DATABASE_URL at import
 time. PostgreSQL: the database `cardsort_label_bench` is created and dropped on the server
 of DATABASE_URL."""
@@ -75,7 +77,9 @@ def worker(conversations: Path, labels: Path, batch_size: int) -> dict:
     report = import_annotations(study, labels, create_members=True, batch_size=batch_size)
     label_seconds = time.perf_counter() - started
     states = dict(CardState.objects.values_list("status").annotate(n=django.db.models.Count("pk")))
+    floor = database_floor() if django.db.connection.vendor == "postgresql" else None
     return {
+        "floor_seconds": floor,
         "conversations": imported.conversations,
         "conversation_seconds": conversation_seconds,
         "labels": report.imported,
@@ -83,6 +87,35 @@ def worker(conversations: Path, labels: Path, batch_size: int) -> dict:
         "label_seconds": label_seconds,
         "states": states,
     }
+
+
+def database_floor() -> float:
+    """PostgreSQL's own work to store the rows the label import wrote: the same rows copied
+    out, the tables emptied, and the rows COPYed back in one transaction, with the same
+    indexes and foreign keys (whose checks at commit are most of it). No Python, no reads,
+    no rules: what no importer of these rows can go below."""
+    import io
+
+    from django.db import connection, transaction
+
+    from annotation.models import Annotation, Assignment, CardState, Consensus
+
+    models = [Assignment, CardState, Annotation, Annotation.types.through, Consensus]
+    models.append(Consensus.types.through)
+    tables = [m._meta.db_table for m in models]
+    dumps = {}
+    with connection.cursor() as cursor:
+        for table in tables:
+            dumps[table] = io.BytesIO()
+            cursor.cursor.copy_expert(f'COPY "{table}" TO STDOUT', dumps[table])
+        cursor.execute("TRUNCATE " + ", ".join(f'"{t}"' for t in tables))
+        cursor.execute("VACUUM ANALYZE")
+    started = time.perf_counter()
+    with transaction.atomic(), connection.cursor() as cursor:
+        for table in tables:
+            dumps[table].seek(0)
+            cursor.cursor.copy_expert(f'COPY "{table}" FROM STDIN', dumps[table])
+    return time.perf_counter() - started
 
 
 # --- driver -----------------------------------------------------------------------------------
@@ -125,6 +158,13 @@ def _print(backend: str, r: dict) -> None:
         f"{r['labels'] / lab:7.0f} /s   card states {r['states']}"
     )
     print(f"  ratio label import / conversation import: {lab / c:.2f}")
+    if r.get("floor_seconds"):
+        floor = r["floor_seconds"]
+        print(
+            f"  database floor (COPY of the rows the label import wrote, foreign-key checks "
+            f"included): {floor:.1f} s = {floor / c:.2f} x the conversation import; "
+            f"label import / floor: {lab / floor:.2f}"
+        )
 
 
 def main() -> None:
