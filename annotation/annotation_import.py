@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from taxonomy.models import TaxonomyVersion, Type
 
-from .label_batch import LabelItem, copy_lines, in_list, query_rows, write_batch
+from .label_batch import LabelItem, write_batch
 from .models import (
     Assignment,
     Conversation,
@@ -33,6 +33,7 @@ from .models import (
     Study,
     Turn,
 )
+from .sql import copy_lines, in_list, query_rows
 
 REQUIRED_FIELDS = ("conversation", "turn", "annotator", "labels", "group")
 

@@ -20,9 +20,7 @@ submitting record by record."""
 
 from __future__ import annotations
 
-import io
 import itertools
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -31,7 +29,6 @@ from django.utils import timezone
 
 from taxonomy.models import Type
 
-from .importers.writer import _text
 from .models import (
     Annotation,
     CardState,
@@ -43,6 +40,7 @@ from .models import (
     Source,
     Study,
 )
+from .sql import copy_lines, copy_text, in_list, next_ids, query_rows
 
 # numbers the batch's decisions, so consensus rows are created in the order cards agreed
 _decisions = itertools.count()
@@ -156,22 +154,6 @@ def _play(study: Study, items: list[LabelItem], judge: bool, last: bool) -> list
 
 
 # -- reading ----------------------------------------------------------------------------------
-
-
-def in_list(column: str, values, sql_type: str = "bigint") -> tuple[str, list]:
-    """`column` is one of `values`: SQL and its one parameter (an array on PostgreSQL, a JSON
-    list on SQLite), whatever the number of values. `sql_type` is the column's type: an
-    array of another type (psycopg2 sends integers as int[]) is searched element by element,
-    20 times slower for 2,000 ids than a hashed array of the column's own type."""
-    if connection.vendor == "postgresql":
-        return f"{column} = ANY(%s::{sql_type}[])", [list(values)]
-    return f"{column} IN (SELECT value FROM json_each(%s))", [json.dumps(list(values))]
-
-
-def query_rows(sql: str, params: list) -> list[tuple]:
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
 
 
 def _lock_cards(
@@ -410,7 +392,7 @@ def _insert_annotations(study: Study, new_labels: list[_Label], now) -> None:
 def _copy_annotations(study: Study, new_labels: list[_Label], now) -> None:
     """PostgreSQL: the rows and their type links with COPY, as the conversation importer
     writes turns (importers/writer.py): building ORM objects cost more than the database."""
-    ids = _next_ids(Annotation, len(new_labels))
+    ids = next_ids(Annotation._meta.db_table, len(new_labels))
     tail = f"\t{Source.IMPORT.value}\t%s\t{now.isoformat()}\n"
     current, replaced = tail % "t", tail % "f"
     version = str(study.taxonomy_version_id)
@@ -420,17 +402,17 @@ def _copy_annotations(study: Study, new_labels: list[_Label], now) -> None:
         confidence = r"\N" if label.confidence is None else str(label.confidence)
         rows.append(
             f"{pk}\t{item.turn_id}\t{item.annotator_id}\t{item.round}\t{version}\t"
-            f"{_text(label.note)}\t{_text(label.evidence)}\t{confidence}"
+            f"{copy_text(label.note)}\t{copy_text(label.evidence)}\t{confidence}"
             + (current if label.is_current else replaced)
         )
         links += [f"{pk}\t{type_id}\n" for type_id in label.type_ids]
-    _copy(
-        Annotation,
+    copy_lines(
+        Annotation._meta.db_table,
         "id, turn_id, annotator_id, round, taxonomy_version_id, note, evidence, confidence, "
         "source, is_current, created_at",
         rows,
     )
-    _copy(Annotation.types.through, "annotation_id, type_id", links)
+    copy_lines(Annotation.types.through._meta.db_table, "annotation_id, type_id", links)
 
 
 def _write_consensus(study: Study, cards: dict[tuple[int, int], _Card], now) -> None:
@@ -465,42 +447,16 @@ def _write_consensus(study: Study, cards: dict[tuple[int, int], _Card], now) -> 
 
 
 def _copy_consensus(study: Study, decided: list, now) -> None:
-    ids = _next_ids(Consensus, len(decided))
+    ids = next_ids(Consensus._meta.db_table, len(decided))
     tail = f"\t{now.isoformat()}\t%s\t{study.taxonomy_version_id}\t\tt\n"
     rows, links = [], []
     for pk, (_, turn_id, group_id, method, from_round, type_ids) in zip(ids, decided, strict=True):
         rows.append(f"{pk}\t{turn_id}\t{group_id}\t{method}" + tail % from_round)
         links += [f"{pk}\t{type_id}\n" for type_id in type_ids]
-    _copy(
-        Consensus,
+    copy_lines(
+        Consensus._meta.db_table,
         "id, turn_id, group_id, method, decided_at, from_round, taxonomy_version_id, "
         "rationale, is_current",
         rows,
     )
-    _copy(Consensus.types.through, "consensus_id, type_id", links)
-
-
-def _next_ids(model, n: int) -> list[int]:
-    """n ids from the table's sequence, so the link rows can name their row in one pass."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
-            [model._meta.db_table, n],
-        )
-        return [row[0] for row in cursor.fetchall()]
-
-
-def _copy(model, columns: str, lines: list[str]) -> None:
-    copy_lines(model._meta.db_table, columns, lines)
-
-
-def copy_lines(table: str, columns: str, lines: list[str]) -> None:
-    """PostgreSQL: COPY lines (already in COPY's text format, each ending in a newline) into
-    the table."""
-    if not lines:
-        return
-    data = io.BytesIO("".join(lines).encode())
-    with connection.cursor() as cursor, connection.wrap_database_errors:
-        # Django's DatabaseError (IntegrityError...), as execute() would raise, if a row is
-        # refused
-        cursor.cursor.copy_expert(f'COPY "{table}" ({columns}) FROM STDIN', data)
+    copy_lines(Consensus.types.through._meta.db_table, "consensus_id, type_id", links)

@@ -8,7 +8,6 @@ get here: the readers reject them, so both databases hold the same records.)"""
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +16,7 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from annotation.models import Conversation, Study, Turn
+from annotation.sql import copy_lines, copy_text, next_ids
 
 from .base import BuiltConversation, ImportReport
 
@@ -167,83 +167,59 @@ class Writer:
 
     def _write_copy(self, batch: list[BuiltConversation]) -> None:
         now = timezone.now().isoformat()
-        conversation_table = Conversation._meta.db_table
-        turn_table = Turn._meta.db_table
-        with connection.cursor() as cursor:
-            # Ids first, so the turns can point at their conversation in the same COPY pass.
-            cursor.execute(
-                "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
-                [conversation_table, len(batch)],
+        # ids first, so the turns can point at their conversation in the same COPY pass
+        ids = next_ids(Conversation._meta.db_table, len(batch))
+        conversations, turns = [], []
+        study_id = str(self.study.pk)
+        for pk, c in zip(ids, batch, strict=True):
+            pk = str(pk)
+            line = "" if c.source_line is None else str(c.source_line)
+            conversations.append(
+                "\t".join(
+                    (
+                        pk,
+                        study_id,
+                        copy_text(c.external_id),
+                        copy_text(c.source_format),
+                        copy_text(c.source_file),
+                        line or r"\N",
+                        copy_text(c.system_prompt),
+                        copy_text(_json(c.preamble)),
+                        copy_text(_json(c.metadata)),
+                        str(len(c.turns)),
+                        now,
+                    )
+                )
+                + "\n"
             )
-            ids = [row[0] for row in cursor.fetchall()]
-            # Bytes, not StringIO, which keeps 4 bytes a character.
-            conversations, turns = io.BytesIO(), io.BytesIO()
-            study_id = str(self.study.pk)
-            for pk, c in zip(ids, batch, strict=True):
-                pk = str(pk)
-                line = "" if c.source_line is None else str(c.source_line)
-                conversations.write(
+            for t in c.turns:
+                turns.append(
                     "\t".join(
                         (
                             pk,
-                            study_id,
-                            _text(c.external_id),
-                            _text(c.source_format),
-                            _text(c.source_file),
-                            line or r"\N",
-                            _text(c.system_prompt),
-                            _text(_json(c.preamble)),
-                            _text(_json(c.metadata)),
-                            str(len(c.turns)),
-                            now,
+                            str(t.index),
+                            copy_text(t.user_text),
+                            copy_text(t.reply_text),
+                            copy_text(_json(t.reply_parts)),
+                            "t" if t.reply_empty else "f",
+                            "t" if t.reply_missing else "f",
+                            copy_text(_json(t.metadata)),
                         )
-                    ).encode()
-                    + b"\n"
-                )
-                for t in c.turns:
-                    turns.write(
-                        "\t".join(
-                            (
-                                pk,
-                                str(t.index),
-                                _text(t.user_text),
-                                _text(t.reply_text),
-                                _text(_json(t.reply_parts)),
-                                "t" if t.reply_empty else "f",
-                                "t" if t.reply_missing else "f",
-                                _text(_json(t.metadata)),
-                            )
-                        ).encode()
-                        + b"\n"
                     )
-            raw = cursor.cursor  # the psycopg2 cursor under Django's wrapper
-            conversations.seek(0)
-            turns.seek(0)
-            # Raise Django's DatabaseError, as execute() would, so a refused row is handled.
-            with connection.wrap_database_errors:
-                self._copy(raw, conversation_table, turn_table, conversations, turns)
-
-    @staticmethod
-    def _copy(raw, conversation_table: str, turn_table: str, conversations, turns) -> None:
-        raw.copy_expert(
-            f'COPY "{conversation_table}" (id, study_id, external_id, source_format, '
-            "source_file, source_line, system_prompt, preamble, metadata, n_turns, "
-            "created_at) FROM STDIN",
+                    + "\n"
+                )
+        copy_lines(
+            Conversation._meta.db_table,
+            "id, study_id, external_id, source_format, source_file, source_line, "
+            "system_prompt, preamble, metadata, n_turns, created_at",
             conversations,
         )
-        raw.copy_expert(
-            f'COPY "{turn_table}" (conversation_id, "index", user_text, reply_text, '
-            "reply_parts, reply_empty, reply_missing, metadata) FROM STDIN",
+        copy_lines(
+            Turn._meta.db_table,
+            'conversation_id, "index", user_text, reply_text, reply_parts, reply_empty, '
+            "reply_missing, metadata",
             turns,
         )
-
-
-def _text(value: str) -> str:
-    """A value in COPY's text format: backslash escapes for the characters it gives meaning.
-    Four str.replace calls beat both the csv module and str.translate on long texts."""
-    return (
-        value.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
-    )
 
 
 def _json(value) -> str:
