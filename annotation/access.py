@@ -7,7 +7,7 @@ from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from .models import Annotation, CardState, CardStatus, Group, Role, Study, Turn
+from .models import Annotation, CardState, CardStatus, Group, Kind, Role, Study, Turn
 
 
 def get_study_for_user(user, slug: str) -> tuple[Study, str]:
@@ -127,3 +127,17 @@ def may_decide(user, role: str | None, group: Group) -> bool:
         group.moderator_id is not None and group.moderator_id == user.pk
     )
     return moderates and not annotates(user, group)
+
+
+def is_expert(study: Study, user, role: str | None) -> bool:
+    """Who decides proposals: the study's leads and its expert members (any role)."""
+    if role is None:
+        return False
+    return role == Role.LEAD or study.memberships.filter(user=user, kind=Kind.EXPERT).exists()
+
+
+def get_study_for_expert(user, slug: str) -> Study:
+    study, role = get_study_for_user(user, slug)
+    if not is_expert(study, user, role):
+        raise Http404("No such study")
+    return study

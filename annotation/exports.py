@@ -53,7 +53,7 @@ from .models import (
     study_gold_of,
 )
 
-FORMATS = ("csv", "jsonl", "parquet")
+EXPORT_FORMATS = ("csv", "jsonl", "parquet")
 CHUNK_SIZE = 2000
 CSV_EMPTY_SET = "-"
 CSV_SEPARATOR = "|"
@@ -487,7 +487,7 @@ def _counted(rows: Iterable[dict], progress: Callable[[int], None] | None) -> It
 
 def _write(rows: Iterable[dict], columns: list[str], path: Path, fmt: str, chunk_size: int) -> int:
     if fmt not in WRITERS:
-        raise ValueError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
+        raise ValueError(f"unknown format {fmt!r}: use one of {', '.join(EXPORT_FORMATS)}")
     writer = WRITERS[fmt]
     # Same directory as the target, so os.replace is an atomic rename on one filesystem.
     fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")

@@ -1,8 +1,14 @@
+"""Every form of the app's pages, one name each: the labels of a card, the discussion and the
+moderator's consensus, the lead's groups, assignments and jobs, and proposals of new types."""
+
 from __future__ import annotations
 
 from django import forms
 
-from taxonomy.models import Type
+from taxonomy.models import Axis, Type
+
+from .exports import EXPORT_FORMATS
+from .models import Conversation, Group, Study
 
 
 class AnnotationForm(forms.Form):
@@ -39,4 +45,141 @@ class AnnotationForm(forms.Form):
             except ValueError as e:
                 raise forms.ValidationError(str(e)) from e
         data["chosen_types"] = chosen
+        return data
+
+
+# -- discussion and moderation -------------------------------------------------------------
+
+
+class CommentForm(forms.Form):
+    """A comment of the thread. A Django CharField refuses a NUL byte, which PostgreSQL
+    cannot store and SQLite can: both databases answer the same 422."""
+
+    text = forms.CharField(
+        label="Comment",
+        strip=True,
+        error_messages={"required": "Write a comment before sending it."},
+    )
+
+
+class ConsensusForm(AnnotationForm):
+    """The moderator's consensus: the same choice of types as a card (types or "no smell"),
+    and a rationale, required, because a decision without a reason cannot be reviewed."""
+
+    rationale = forms.CharField(widget=forms.Textarea, strip=True)
+
+
+class QueueFilter(forms.Form):
+    status = forms.ChoiceField(
+        required=False,
+        choices=[
+            ("all", "escalated and disputed"),
+            ("escalated", "escalated"),
+            ("disputed", "disputed"),
+        ],
+    )
+    group = forms.TypedChoiceField(required=False, coerce=int, empty_value=None)
+    type = forms.ChoiceField(required=False)
+
+    def __init__(self, *args, groups: list[Group], types: list[Type], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["group"].choices = [("", "all my groups")] + [(g.pk, g.name) for g in groups]
+        self.fields["type"].choices = [("", "any type")] + [(t.code, t.name) for t in types]
+
+
+# -- the lead's jobs -----------------------------------------------------------------------
+
+
+class AgreementForm(forms.Form):
+    round = forms.TypedChoiceField(coerce=int, initial=1)
+
+    def __init__(self, study: Study, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["round"].choices = [(r, r) for r in range(1, study.discussion_rounds + 2)]
+
+
+class ExportForm(forms.Form):
+    format = forms.ChoiceField(choices=[(f, f) for f in EXPORT_FORMATS])
+    raw = forms.BooleanField(required=False)
+    with_text = forms.BooleanField(required=False)
+
+
+# -- the lead's groups and assignments -----------------------------------------------------
+
+
+class GroupForm(forms.ModelForm):
+    class Meta:
+        model = Group
+        fields = ["name", "kind"]
+
+
+class AssignForm(forms.Form):
+    """Assign to one group or to several at once: N unassigned conversations drawn at random
+    (to several groups: an overlap share), the selected unassigned ones, or a calibration set
+    (the selected conversations to every chosen group, whatever groups they already have)."""
+
+    group = forms.ModelMultipleChoiceField(queryset=Group.objects.none())
+    how = forms.ChoiceField(
+        choices=[("count", "count"), ("selection", "selection"), ("calibration", "calibration")]
+    )
+    count = forms.IntegerField(min_value=1, required=False)
+    seed = forms.IntegerField(min_value=0, required=False)
+    conversation = forms.ModelMultipleChoiceField(
+        queryset=Conversation.objects.none(), required=False
+    )
+
+    def __init__(self, study: Study, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["group"].queryset = study.groups.all()
+        self.fields["conversation"].queryset = Conversation.objects.filter(study=study)
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if data.get("how") == "count" and not data.get("count"):
+            self.add_error("count", "Say how many conversations to assign.")
+        if data.get("how") in ("selection", "calibration") and not data.get("conversation"):
+            self.add_error("conversation", "Tick the conversations to assign.")
+        return data
+
+
+# -- proposals of new types -----------------------------------------------------------------
+
+
+class ProposalForm(forms.Form):
+    """A new type suggested on a card: all three texts are needed for the experts to judge."""
+
+    name = forms.CharField(max_length=200, error_messages={"required": "Give the type a name."})
+    definition = forms.CharField(
+        error_messages={"required": "Say what the type means (a definition)."}
+    )
+    reason = forms.CharField(
+        error_messages={"required": "Say why none of the existing types fits."}
+    )
+    axis = forms.CharField(required=False)
+
+    def __init__(self, *args, axes: list[Axis], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.axes = {a.code: a for a in axes}
+
+    def clean_axis(self) -> Axis | None:
+        code = self.cleaned_data.get("axis") or ""
+        if not code:
+            return None  # the first axis
+        if code not in self.axes:
+            raise forms.ValidationError(f"Unknown axis {code!r}.")
+        return self.axes[code]
+
+
+class ProposalDecisionForm(forms.Form):
+    action = forms.ChoiceField(choices=[("accept", "accept"), ("map", "map"), ("reject", "reject")])
+    category = forms.CharField(required=False)  # accept: an existing category name, or "Proposed"
+    code = forms.CharField(required=False)  # map: an existing type code
+    reason = forms.CharField(required=False)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("action") == "map" and not data.get("code"):
+            raise forms.ValidationError("Choose the existing type to map the proposal to.")
+        if data.get("action") == "reject" and not (data.get("reason") or "").strip():
+            raise forms.ValidationError("A reason is required to reject a proposal.")
         return data

@@ -124,7 +124,7 @@ def run_import(self, job_id: int) -> None:
     paths = [media / f["path"] for f in job.params["files"]]
     names = {str(media / f["path"]): f["name"] for f in job.params["files"]}
     if job.status == JobStatus.RUNNING:
-        removed = remove_partial_import(job)
+        removed = job.remove_partial_import()
         logger.warning(
             "import job %s was left running by a lost worker; removed the %s conversations "
             "it had written and running it again",
@@ -157,7 +157,6 @@ def run_import(self, job_id: int) -> None:
         job.finish(report.as_dict())
 
 
-LABEL_IMPORT = "annotations"  # job.params["what"] of a label import (an IMPORT job)
 ERRORS_SHOWN = 200
 
 
@@ -167,7 +166,7 @@ def run_label_import(self, job_id: int) -> None:
     job.result = {imported, rejected, errors (the first ERRORS_SHOWN lines), ...}. Batches
     commit as they go; running a lost job again re-imports its file, and a label already
     there is the same revision again (Annotation.same_as), never a duplicate."""
-    from .annotation_import import import_annotations
+    from .importers.annotations import import_annotations
 
     job = _load_job(job_id, "label import")
     if job is None:
@@ -210,31 +209,10 @@ def run_label_import(self, job_id: int) -> None:
         job.finish(result)
 
 
-def remove_partial_import(job) -> int:
-    """The importer commits batch by batch, so a killed worker leaves the first batches in
-    the database; WildChat ids repeat, so a re-run cannot tell them apart and would import
-    them twice. Remove what this job wrote (its files, since it started), unless a lead has
-    already assigned it. Called before a re-run and when a lost job is reaped."""
-    from .models import Conversation
-
-    if job.started_at is None or job.params.get("what") == LABEL_IMPORT:
-        # labels commit as whole batches of whole records: nothing is half-written
-        return 0
-    names = [f["name"] for f in job.params.get("files", [])]
-    written = Conversation.objects.filter(
-        study_id=job.study_id,
-        source_file__in=names,
-        created_at__gte=job.started_at,
-        assignments__isnull=True,
-    )
-    deleted, per_model = written.delete()
-    return per_model.get("annotation.Conversation", 0)
-
-
 @shared_task(bind=True)
 def run_agreement(self, job_id: int) -> None:
     """params: round, seed, n_boot -> job.result = compute_study_report(...)."""
-    from .agreement_data import compute_study_report
+    from .agreement.data import compute_study_report
 
     job = _load_job(job_id, "agreement")
     if job is None:

@@ -1,34 +1,62 @@
+"""Every page of the app: the home page, then a study's pages under /s/<slug>/, in groups by
+who uses them (the REST API has its own urlconf, annotation/api/urls.py)."""
+
 from __future__ import annotations
 
-from django.urls import path
+from django.urls import include, path
 
-from . import views, views_discussion
+from .views import annotate, discussion, gold, jobs, lead, proposals, report
+
+# /s/<slug>/cards/<turn_id>/...: one card, for its annotators, moderators and leads
+card = [
+    path("", annotate.card, name="card"),
+    path("context/", annotate.card_context, name="card_context"),
+    path("discussion/", discussion.discussion, name="discussion"),
+    path("discussion/context/", discussion.discussion_context, name="discussion_context"),
+    path("comments/", discussion.comment, name="comment"),
+    path("decide/", discussion.decide, name="decide"),
+    path("timeline/", discussion.card_timeline, name="card_timeline"),
+    path("propose/", proposals.propose, name="propose"),
+]
+
+# /s/<slug>/lead/...: setting the study up, and the study-level gold of overlap cards
+lead_pages = [
+    path("conversations/", lead.conversations, name="lead_conversations"),
+    path("import/", lead.import_conversations, name="lead_import"),
+    path("import/annotations/", lead.import_annotations, name="lead_import_annotations"),
+    path("assign/", lead.assign, name="lead_assign"),
+    path("groups/", lead.groups, name="lead_groups"),
+    path("groups/<int:group_id>/members/", lead.group_members, name="lead_group_members"),
+    path("groups/<int:group_id>/moderator/", lead.group_moderator, name="lead_group_moderator"),
+    path("gold/", gold.gold_queue, name="lead_gold"),
+    path("gold/<int:turn_id>/", gold.gold_decide, name="lead_gold_decide"),
+]
+
+# /s/<slug>/jobs/...: the lead's agreement and export jobs
+job_pages = [
+    path("agreement/", jobs.start_agreement, name="job_agreement"),
+    path("export/", jobs.start_export, name="job_export"),
+    path("<int:job_id>/", jobs.job_detail, name="job_detail"),
+    path("<int:job_id>/download/", jobs.job_download, name="job_download"),
+]
+
+# /s/<slug>/...
+study = [
+    path("", annotate.study, name="study"),
+    path("queue/", annotate.queue, name="queue"),
+    path("cards/", annotate.my_cards, name="my_cards"),
+    path("cards/<int:turn_id>/", include(card)),
+    path("discuss/", discussion.discuss_queue, name="discuss_queue"),
+    path("moderate/", discussion.moderate_queue, name="moderate_queue"),
+    path("proposals/", proposals.proposals, name="proposals"),
+    path("proposals/<int:proposal_id>/decide/", proposals.proposal_decide, name="proposal_decide"),
+    path("report/", report.report, name="report"),
+    path("report/download/<str:fmt>/", report.report_download, name="report_download"),
+    path("lead/", include(lead_pages)),
+    path("jobs/", include(job_pages)),
+]
 
 urlpatterns = [
-    path("", views.home, name="home"),
-    path("s/<slug:slug>/", views.study, name="study"),
-    path("s/<slug:slug>/queue/", views.queue, name="queue"),
-    path("s/<slug:slug>/cards/", views.my_cards, name="my_cards"),
-    path("s/<slug:slug>/cards/<int:turn_id>/", views.card, name="card"),
-    path("s/<slug:slug>/cards/<int:turn_id>/context/", views.card_context, name="card_context"),
-    path(
-        "s/<slug:slug>/cards/<int:turn_id>/discussion/",
-        views_discussion.discussion,
-        name="discussion",
-    ),
-    # discussion rounds and moderation (annotation/views_discussion.py)
-    path("s/<slug:slug>/discuss/", views_discussion.discuss_queue, name="discuss_queue"),
-    path("s/<slug:slug>/moderate/", views_discussion.moderate_queue, name="moderate_queue"),
-    path(
-        "s/<slug:slug>/cards/<int:turn_id>/discussion/context/",
-        views_discussion.discussion_context,
-        name="discussion_context",
-    ),
-    path("s/<slug:slug>/cards/<int:turn_id>/comments/", views_discussion.comment, name="comment"),
-    path("s/<slug:slug>/cards/<int:turn_id>/decide/", views_discussion.decide, name="decide"),
-    path(
-        "s/<slug:slug>/cards/<int:turn_id>/timeline/",
-        views_discussion.card_timeline,
-        name="card_timeline",
-    ),
+    path("", annotate.home, name="home"),
+    path("s/<slug:slug>/", include(study)),
 ]

@@ -16,7 +16,7 @@ axis: sparse labels (each type on 0.5-8% of the cards) that the two annotators m
 frozenset object per record as the database would give them. No database, no Django.
 
 It times, each the best of --repeat runs:
-- encode: records DataFrame -> integer arrays + label bitmasks (annotation.agreement.encode),
+- encode: records DataFrame -> integer arrays + label bitmasks (annotation.agreement.stats.encode),
 - report: the full report from the encoded arrays, without bootstrap (n_boot=0),
 - report + bootstrap: the same with --boot resamples for the pair and group intervals,
 - the scikit-learn loop on the same pair: 9 x cohen_kappa_score on the binary vectors + one
@@ -43,7 +43,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from annotation.agreement import encode, report_from_encoded  # noqa: E402
+from annotation.agreement.stats import encode, report_from_encoded  # noqa: E402
 
 CODES = [
     "ambiguous_instruction",
@@ -351,8 +351,8 @@ def _peak_growth(before: float) -> float:
 
 def _job_step(n_boot: int, seed: int) -> dict:
     """Subprocess step: PostgreSQL rows -> the agreement report, as the job runs it."""
-    from annotation.agreement import agreement_reports
-    from annotation.agreement_data import compute_study_report, data_stamp, load_records
+    from annotation.agreement.data import compute_study_report, data_stamp, load_records
+    from annotation.agreement.stats import agreement_reports
     from annotation.models import Study
 
     study = Study.objects.select_related("taxonomy_version__taxonomy").get(slug="bench")

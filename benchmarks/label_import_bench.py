@@ -61,8 +61,8 @@ def worker(conversations: Path, labels: Path, batch_size: int) -> dict:
     django.setup()
     from django.core.management import call_command
 
-    from annotation.annotation_import import import_annotations
     from annotation.importers import import_files
+    from annotation.importers.annotations import import_annotations
     from annotation.models import CardState, Study
     from taxonomy.models import Taxonomy
 

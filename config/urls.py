@@ -11,10 +11,6 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("api/", include("annotation.api_urls")),
-    path("", include("annotation.urls_jobs")),
-    path("", include("taxonomy.urls")),
-    path("", include("annotation.urls_report")),
-    path("", include("annotation.urls_lead")),
+    path("api/", include("annotation.api.urls")),
     path("", include("annotation.urls")),
 ]

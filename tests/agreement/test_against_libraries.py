@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 
-from annotation.agreement import agreement_report, agreement_reports
+from annotation.agreement.stats import agreement_report, agreement_reports
 
 from .factories import CODES, make_records, records_from
 from .library_oracle import assert_matches, library_report

@@ -6,7 +6,7 @@ from collections import Counter
 
 import numpy as np
 
-from annotation.agreement import agreement_report
+from annotation.agreement.stats import agreement_report
 
 from .factories import CODES, make_records, records_from
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from annotation.agreement import agreement_report
+from annotation.agreement.stats import agreement_report
 
 from .factories import CODES, records_from
 

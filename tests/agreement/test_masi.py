@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from nltk.metrics.distance import masi_distance as nltk_masi_distance
 
-from annotation.agreement import agreement_report, masi_distance
+from annotation.agreement.stats import agreement_report, masi_distance
 
 from .factories import CODES, make_records, records_from
 from .library_oracle import (

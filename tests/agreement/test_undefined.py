@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from annotation.agreement import agreement_report
+from annotation.agreement.stats import agreement_report
 
 from .factories import CODES, make_records, records_from
 

@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa
 
-from annotation.agreement import agreement_report, fleiss_from_table
+from annotation.agreement.stats import agreement_report, fleiss_from_table
 
 from .factories import records_from
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.models import Annotation, CardState, Comment, Consensus
-from taxonomy.models import Proposal
+from annotation.models import Annotation, CardState, Comment, Consensus, Proposal
 from tests.browser.pages import (
     card_id,
     checked_codes,

@@ -12,8 +12,8 @@ from django.test.utils import CaptureQueriesContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from annotation import label_batch
-from annotation.annotation_import import import_annotations
+from annotation.importers import label_batch
+from annotation.importers.annotations import import_annotations
 from annotation.models import Annotation, CardState, Consensus, RoundClosed, Source
 from tests.conftest import make_conversation, make_group, make_user
 

@@ -10,8 +10,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
-from annotation.agreement_data import compute_study_report
-from annotation.annotation_import import import_annotations
+from annotation.agreement.data import compute_study_report
+from annotation.importers.annotations import import_annotations
 from annotation.models import Annotation, CardState, CardStatus, Consensus
 from tests.conftest import make_conversation, make_group
 

@@ -12,8 +12,8 @@ import threading
 import pytest
 from django.db import connection
 
-from annotation import label_batch
-from annotation.annotation_import import import_annotations
+from annotation.importers import label_batch
+from annotation.importers.annotations import import_annotations
 from annotation.models import Annotation, CardState, CardStatus, Consensus, Method
 from tests.conftest import make_conversation, make_group, make_study, make_user
 

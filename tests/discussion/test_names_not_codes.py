@@ -6,7 +6,7 @@ import re
 
 from django.urls import reverse
 
-from taxonomy.models import Proposal
+from annotation.models import Proposal
 from tests.discussion.conftest import label, url
 
 

@@ -9,8 +9,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import Annotation, CardState, Comment, Consensus
-from taxonomy.models import Proposal
+from annotation.models import Annotation, CardState, Comment, Consensus, Proposal
 from tests.discussion.conftest import label, url
 
 pytestmark = pytest.mark.django_db

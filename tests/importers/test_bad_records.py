@@ -9,9 +9,9 @@ import json
 
 import pytest
 
-from annotation.annotation_import import read_jsonl as read_annotation_jsonl
 from annotation.importers import ImportReport, import_files
 from annotation.importers import writer as writer_module
+from annotation.importers.annotations import read_label_lines
 from annotation.importers.base import BuiltConversation, BuiltTurn
 from annotation.importers.readers import MAX_DEPTH, read_json_array
 from annotation.models import Conversation, Turn
@@ -91,7 +91,7 @@ def test_it_rejects_a_deeply_nested_annotation_record_and_reads_on(tmp_path):
         '{"conversation": "c3"}\n',
         encoding="utf-8",
     )
-    rows = list(read_annotation_jsonl(path))
+    rows = list(read_label_lines(path))
     assert [(n, e) for n, _, e in rows] == [(1, ""), (2, TOO_DEEP), (3, "")]
 
 
@@ -144,7 +144,7 @@ def test_it_rejects_a_nul_character_in_an_annotation_record(tmp_path):
     path = tmp_path / "labels.jsonl"
     lines = [{"conversation": "c1", "note": "fine"}, {"conversation": "c1", "note": "a\x00"}]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    rows = list(read_annotation_jsonl(path))
+    rows = list(read_label_lines(path))
     assert [(n, e) for n, _, e in rows] == [(1, ""), (2, f"note: {NUL_FIELD}")]
 
 

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from annotation.annotation_import import read_jsonl as read_annotation_jsonl
 from annotation.importers import import_files
+from annotation.importers.annotations import read_label_lines
 from annotation.importers.readers import CHUNK_SIZE, read_json_array
 
 GOOD = json.dumps({"id": "c1", "messages": [{"role": "user", "content": "q"}]})
@@ -49,7 +49,7 @@ def test_it_counts_columns_after_windows_line_endings_and_a_bom(study, files):
 def test_it_formats_annotation_jsonl_errors_the_same_way(tmp_path):
     path = tmp_path / "labels.jsonl"
     path.write_text(f'{{"conversation": "c1"}}\n{CUT}\n{UNTERMINATED}\n', encoding="utf-8")
-    errors = [error for _, _, error in read_annotation_jsonl(path)]
+    errors = [error for _, _, error in read_label_lines(path)]
     start = UNTERMINATED.rindex('"') + 1
     assert errors == [
         "",

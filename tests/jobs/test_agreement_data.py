@@ -6,8 +6,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.agreement import agreement_report
-from annotation.agreement_data import compute_study_report, data_stamp, load_records
+from annotation.agreement.data import compute_study_report, data_stamp, load_records
+from annotation.agreement.stats import agreement_report
 from annotation.models import CardState, Comment
 from tests.conftest import make_conversation, make_group, make_study
 

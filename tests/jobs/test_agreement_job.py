@@ -7,7 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation.agreement_data import compute_study_report
+from annotation.agreement.data import compute_study_report
 from annotation.models import Job, JobKind, JobStatus, Role
 from annotation.tasks import run_agreement
 from tests.conftest import make_conversation, make_study, make_user
@@ -108,7 +108,7 @@ def test_a_failure_shows_its_error(client, study, lead, labelled, eager, monkeyp
     def broken(*args, **kwargs):
         raise ValueError("row 3: field 'labels' has unknown label code 'x'")
 
-    monkeypatch.setattr("annotation.agreement_data.compute_study_report", broken)
+    monkeypatch.setattr("annotation.agreement.data.compute_study_report", broken)
     job = Job.objects.create(study=study, kind=JobKind.AGREEMENT, params={"round": 1})
     run_agreement(job.pk)
     job.refresh_from_db()
@@ -125,7 +125,7 @@ def test_a_redelivered_message_for_a_finished_job_does_nothing(study, labelled, 
     def must_not_run(*args, **kwargs):
         raise AssertionError("computed again")
 
-    monkeypatch.setattr("annotation.agreement_data.compute_study_report", must_not_run)
+    monkeypatch.setattr("annotation.agreement.data.compute_study_report", must_not_run)
     run_agreement(job.pk)  # acks_late redelivers the message after the job ended
     job.refresh_from_db()
     assert (job.status, job.result) == (JobStatus.DONE, first)

@@ -8,7 +8,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.agreement_data import compute_study_report
+from annotation.agreement.data import compute_study_report
 
 pytestmark = pytest.mark.django_db
 

@@ -119,7 +119,7 @@ def test_the_report_page_shows_the_agreement_between_the_groups(client, tmp_path
     from django.urls import reverse
     from django.utils import timezone
 
-    from annotation.agreement_data import compute_study_report
+    from annotation.agreement.data import compute_study_report
     from annotation.models import Job, JobKind, JobStatus
 
     values = {"A": [1, 1, 2, 2, 1, 3, 1, 2], "C": [1, 2, 2, 2, 1, 3, 2, 2]}

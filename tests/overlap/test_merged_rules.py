@@ -1,5 +1,5 @@
 """Where the overlapping groups meet main's rules: round-1 blindness (access.py), the batched
-label import (label_batch.py), the one seat rule (Group.seat) and the blind gold export, each
+label import (importers/label_batch.py), the one seat rule (Group.seat) and the blind gold export, each
 per (card, group) on a card two groups share."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import json
 import pytest
 
 from annotation.access import round1_hidden_from
-from annotation.annotation_import import import_annotations
 from annotation.exports import gold_rows
+from annotation.importers.annotations import import_annotations
 from annotation.models import (
     CardStatus,
     Seat,

@@ -8,9 +8,16 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from itertools import combinations
 
-from annotation.agreement_data import load_records
-from annotation.models import Annotation, CardState, CardStatus, Comment, Consensus, Method
-from taxonomy.models import Proposal
+from annotation.agreement.data import load_records
+from annotation.models import (
+    Annotation,
+    CardState,
+    CardStatus,
+    Comment,
+    Consensus,
+    Method,
+    Proposal,
+)
 
 from .world import World
 

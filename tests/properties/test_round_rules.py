@@ -49,8 +49,16 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from annotation.models import CardState, CardStatus, Consensus, Kind, Method
-from taxonomy.models import Proposal, ProposalStatus, Taxonomy
+from annotation.models import (
+    CardState,
+    CardStatus,
+    Consensus,
+    Kind,
+    Method,
+    Proposal,
+    ProposalStatus,
+)
+from taxonomy.models import Taxonomy
 
 from . import checks
 from .world import OTHERS, Config, World, build_world, make_people

@@ -17,7 +17,7 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotation.annotation_import import import_annotations
+from annotation.importers.annotations import import_annotations
 from annotation.models import Conversation, Group, Kind, Role, Seat, Study, Turn
 from taxonomy.models import TaxonomyVersion
 from tests.conftest import make_user

@@ -1,7 +1,7 @@
 """A small labelled study and a done agreement job built from it, for the report tests.
 
-The job's result has the shape annotation.agreement_data.compute_study_report stores; it is
-assembled here from annotation.agreement and annotation.report_extras directly, so these
+The job's result has the shape annotation.agreement.data.compute_study_report stores; it is
+assembled here from annotation.agreement.stats and annotation.agreement.extras directly, so these
 tests do not depend on the job code."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from __future__ import annotations
 import pandas as pd
 from django.utils import timezone
 
-from annotation.agreement import agreement_reports
+from annotation.agreement.extras import build_extras
+from annotation.agreement.stats import agreement_reports
 from annotation.models import Annotation, Consensus, Job, JobKind, JobStatus, Role, Study, Turn
-from annotation.report_extras import build_extras
 from tests.conftest import make_conversation, make_group, make_user
 
 # card index -> (first annotator's codes, second annotator's codes), per group
@@ -90,7 +90,7 @@ def make_report_job(study: Study, n_boot: int = 200, round: int = 1) -> Job:
         },
     }
     try:
-        from annotation.agreement_data import data_stamp
+        from annotation.agreement.data import data_stamp
     except ImportError:
         pass
     else:

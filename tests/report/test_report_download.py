@@ -9,7 +9,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from annotation.report_render import fmt
+from annotation.agreement.render import fmt
 
 from .helpers import labelled_study, make_report_job
 

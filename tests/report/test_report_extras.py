@@ -10,7 +10,7 @@ from itertools import combinations
 import pandas as pd
 import pytest
 
-from annotation.report_extras import build_extras
+from annotation.agreement.extras import build_extras
 
 CODES = ["a", "b", "c"]
 

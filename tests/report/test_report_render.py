@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from annotation.report_render import (
+from annotation.agreement.render import (
     TaxonomyEntry,
     fmt,
     tex_escape,

@@ -15,8 +15,8 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotation.report_extras import build_extras
-from annotation.report_render import TaxonomyEntry, to_csv, to_latex, to_markdown
+from annotation.agreement.extras import build_extras
+from annotation.agreement.render import TaxonomyEntry, to_csv, to_latex, to_markdown
 
 from .helpers import labelled_study, make_report_job
 from .test_report_extras import CODES, small

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from annotation.agreement import versus_reference
-from annotation.agreement_data import compute_study_report
+from annotation.agreement.data import compute_study_report
+from annotation.agreement.stats import versus_reference
 from annotation.models import Job, JobKind, JobStatus
 
 from .helpers import labelled_study, records_of

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.annotation_import import RecordError, resolve_labels
+from annotation.api.serializers import AnnotationInputSerializer
 from annotation.forms import AnnotationForm
-from annotation.serializers import AnnotationInputSerializer
+from annotation.importers.annotations import LabelRecordError, resolve_labels
 from tests.conftest import make_study
 
 pytestmark = pytest.mark.django_db
@@ -36,7 +36,7 @@ def test_the_form_the_importer_and_the_api_refuse_with_the_same_words(version):
     assert not form.is_valid()
     assert form.non_field_errors() == [MESSAGE]
 
-    with pytest.raises(RecordError) as e:
+    with pytest.raises(LabelRecordError) as e:
         resolve_labels(TOO_MANY, version.types_by_code(), version)
     assert str(e.value) == f"labels: {MESSAGE}"
 

@@ -11,10 +11,12 @@ from annotation.models import (
     CardStatus,
     Consensus,
     Kind,
+    Proposal,
+    ProposalStatus,
     Role,
     Study,
 )
-from taxonomy.models import Proposal, ProposalStatus, TaxonomyVersion
+from taxonomy.models import TaxonomyVersion
 from tests.conftest import make_conversation, make_group, make_user
 
 pytestmark = pytest.mark.django_db

@@ -8,8 +8,8 @@ import threading
 import pytest
 from django.db import connection
 
-from annotation.models import Kind, Role, Study
-from taxonomy.models import Proposal, ProposalDecided, TaxonomyVersion
+from annotation.models import Kind, Proposal, ProposalDecided, Role, Study
+from taxonomy.models import TaxonomyVersion
 from tests.conftest import make_conversation, make_group, make_study, make_user
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]

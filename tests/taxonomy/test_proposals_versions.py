@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from annotation.models import Annotation, Role, Study
-from taxonomy.models import Proposal, Taxonomy
+from annotation.models import Annotation, Proposal, Role, Study
+from taxonomy.models import Taxonomy
 from tests.conftest import make_conversation, make_group, make_study
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.agreement_data import compute_study_report
+from annotation.agreement.data import compute_study_report
 from annotation.models import Study
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.exports import FORMATS, write_gold, write_raw
+from annotation.exports import EXPORT_FORMATS, write_gold, write_raw
 from annotation.models import Study
 
 
@@ -36,7 +36,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("slug", help="the study's slug")
-        parser.add_argument("--format", required=True, choices=FORMATS, dest="fmt")
+        parser.add_argument("--format", required=True, choices=EXPORT_FORMATS, dest="fmt")
         parser.add_argument("--output", required=True, help="the file to write")
         parser.add_argument(
             "--round",

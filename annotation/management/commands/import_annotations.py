@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.annotation_import import import_annotations
+from annotation.importers.annotations import import_annotations
 from annotation.models import Study
 
 

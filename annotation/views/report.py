@@ -3,7 +3,7 @@
 The page shows the latest done agreement Job of the study (the numbers are computed in the
 background, never in the request) with its charts drawn as SVG on the server (annotation/
 svg.py). The downloads write the same job's result: JSON as stored, CSV in long format, and
-the tables as Markdown and LaTeX (annotation/report_render.py)."""
+the tables as Markdown and LaTeX (annotation/agreement/render.py)."""
 
 from __future__ import annotations
 
@@ -17,10 +17,9 @@ from django.shortcuts import render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
-from . import svg
-from .access import agreement_locked_reason, get_study_for_user
-from .models import Job, JobKind, JobStatus, Role, Study
-from .report_render import (
+from ..access import agreement_locked_reason, get_study_for_user
+from ..agreement import svg
+from ..agreement.render import (
     TaxonomyEntry,
     Value,
     kappa_rows,
@@ -30,6 +29,7 @@ from .report_render import (
     to_markdown,
     value_of,
 )
+from ..models import Job, JobKind, JobStatus, Role, Study
 
 REPORT_ROLES = (Role.LEAD, Role.MODERATOR)
 DOWNLOADS = {
@@ -65,7 +65,7 @@ def _latest_report_job(study: Study) -> Job | None:
 def _is_stale(study: Study, job: Job) -> bool:
     """Whether annotations changed since the job ran; False when the stamp is not known."""
     try:
-        from . import agreement_data
+        from ..agreement import data as agreement_data
     except ImportError:
         return False
     data_stamp = getattr(agreement_data, "data_stamp", None)

@@ -1,19 +1,18 @@
 """The proposals box of the study page: the user's own proposals and, for experts, the
-queue's pending count. A tag, because the study view belongs to the annotation app."""
+queue's pending count."""
 
 from __future__ import annotations
 
 from django import template
 
-from taxonomy.models import Proposal
+from ..access import is_expert
+from ..models import Proposal
 
 register = template.Library()
 
 
 @register.simple_tag
 def proposals_box(study, user, role) -> dict:
-    from taxonomy.views import is_expert
-
     mine = list(
         Proposal.objects.filter(study=study, proposer=user)
         .select_related("turn__conversation", "decided_by")

@@ -6,31 +6,36 @@ Same access rules as the pages (annotation/access.py): a study you are not a mem
 404, so is a card outside your groups. Round 1 is blind: no response here ever carries
 another annotator's round-1 labels to someone who annotates that card while it is in round 1,
 whatever their role; the leads' list of all annotations goes through the same rule
-(`Annotation.objects.visible_to`)."""
+(`access.round1_hidden_q`)."""
 
 from __future__ import annotations
 
 from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.decorators import api_view
+from rest_framework.decorators import api_view, parser_classes
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.pagination import PageNumberPagination
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.reverse import reverse
 
 from taxonomy.models import TaxonomyVersion
 
-from .access import (
+from ..access import (
     agreement_locked_reason,
     get_card_for_annotator,
     get_study_for_lead,
     get_study_for_user,
+    round1_hidden_q,
 )
-from .models import (
+from ..models import (
     Annotation,
     CardState,
+    Job,
     JobKind,
     JobStatus,
     Membership,
@@ -40,6 +45,7 @@ from .models import (
     Study,
     Turn,
 )
+from ..views.lead import start_label_import
 from .serializers import (
     AnnotationInputSerializer,
     AnnotationOutputSerializer,
@@ -47,6 +53,9 @@ from .serializers import (
     CardDetailOutputSerializer,
     CardOutputSerializer,
     CardPageSerializer,
+    JobStartedSerializer,
+    JobStatusSerializer,
+    LabelImportInputSerializer,
     StudyOutputSerializer,
     TaxonomyOutputSerializer,
 )
@@ -176,12 +185,15 @@ def annotate(request: Request, slug: str, turn_id: int) -> Response:
     )
     serializer.is_valid(raise_exception=True)
     data = serializer.validated_data
-    last_round = 1 + study.discussion_rounds
-    if data["round"] > last_round:
-        raise ValidationError({"round": [f"this study has rounds 1 to {last_round}"]})
-    # the server decides the round: the client's (1 unless given) is only checked against it
-    state = CardState.objects.filter(turn=turn).first()
+    # the card's state in the user's own group: groups sharing a card run their rounds apart
+    state = CardState.objects.filter(turn=turn, group=group).first()
     round = state.round if state is not None else 1
+    # an accepted proposal may send an escalated card back for one round more
+    last_round = max(1 + study.discussion_rounds, round)
+    if data["round"] > last_round:
+        where = "study" if last_round == 1 + study.discussion_rounds else "card"
+        raise ValidationError({"round": [f"this {where} has rounds 1 to {last_round}"]})
+    # the server decides the round: the client's (1 unless given) is only checked against it
     if data["round"] != round:
         return _conflict(_wrong_round(state, data["round"]))
     try:
@@ -234,7 +246,7 @@ def annotations(request: Request, slug: str) -> Response:
     rows = (
         Annotation.objects.current()
         .filter(turn__conversation__study=study)
-        .visible_to(request.user, study)
+        .exclude(round1_hidden_q(request.user, study))
         .select_related("turn__conversation", "annotator")
         .prefetch_related("types")
         .order_by("id")
@@ -280,3 +292,53 @@ def agreement(request: Request, slug: str) -> Response:
             "or run `python manage.py agreement SLUG`."
         )
     return Response(job.result)
+
+
+# -- the label import (a background job, as on the lead's import page) and a job's status.
+# Leads only, as on the pages: anyone else gets a 404.
+
+NOT_LEAD = OpenApiResponse(description="No such study or job, or you are not one of its leads")
+
+
+@extend_schema(
+    operation_id="studies_annotations_import_create",
+    request={"multipart/form-data": LabelImportInputSerializer},
+    responses={
+        202: JobStartedSerializer,
+        400: OpenApiResponse(description="No file, or a flag that is not a boolean"),
+        404: NOT_LEAD,
+    },
+)
+@api_view(["POST"])
+@parser_classes([MultiPartParser])
+def import_annotations(request: Request, slug: str) -> Response:
+    """Leads only: import a JSONL file of annotations as a background job, exactly as
+    `manage.py import_annotations` does (everyone the file names is seated first, then the
+    labels go through the rounds). Follow the job at `status_url`."""
+    study = get_study_for_lead(request.user, slug)
+    serializer = LabelImportInputSerializer(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    data = serializer.validated_data
+    job = start_label_import(
+        study,
+        request.user,
+        data["file"],
+        create_members=data["create_members"],
+        judge=data["judge"],
+    )
+    job.status_url = reverse("api-job", args=[study.slug, job.pk], request=request)
+    return Response(JobStartedSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+@extend_schema(
+    operation_id="studies_jobs_retrieve",
+    responses={200: JobStatusSerializer, 404: NOT_LEAD},
+)
+@api_view(["GET"])
+def job(request: Request, slug: str, job_id: int) -> Response:
+    """Leads only: a job's status, progress and result (a label import's per-record errors
+    included). A job whose worker was killed reads as failed, as on the pages."""
+    study = get_study_for_lead(request.user, slug)
+    Job.objects.reap_lost()
+    found = get_object_or_404(Job, pk=job_id, study=study)
+    return Response(JobStatusSerializer(found).data)

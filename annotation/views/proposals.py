@@ -5,29 +5,15 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.access import get_card_for_annotator, get_study_for_user
-from annotation.models import Kind, Role, Study
+from taxonomy.models import Category, Type
 
-from .forms import DecisionForm, ProposalForm
-from .models import Category, Proposal, ProposalDecided, ProposalError, Type
-
-
-def is_expert(study: Study, user, role: str | None) -> bool:
-    """Who decides proposals: the study's leads and its expert members (any role)."""
-    if role is None:
-        return False
-    return role == Role.LEAD or study.memberships.filter(user=user, kind=Kind.EXPERT).exists()
-
-
-def _get_study_for_expert(user, slug: str) -> Study:
-    study, role = get_study_for_user(user, slug)
-    if not is_expert(study, user, role):
-        raise Http404("No such study")
-    return study
+from ..access import get_card_for_annotator, get_study_for_expert, get_study_for_user
+from ..forms import ProposalDecisionForm, ProposalForm
+from ..models import Proposal, ProposalDecided, ProposalError, Study
 
 
 @login_required
@@ -53,26 +39,26 @@ def propose(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
         if not request.htmx:
             messages.success(request, f"Proposal sent: {proposal.name}.")
             return redirect("card", slug=study.slug, turn_id=turn.pk)
-        return render(request, "taxonomy/_propose.html", {**ctx, "proposal_sent": proposal})
+        return render(request, "annotation/proposals/_propose.html", {**ctx, "proposal_sent": proposal})
     ctx["proposal_form"] = form
     if request.htmx:  # htmx swaps only 2xx answers
-        return render(request, "taxonomy/_propose.html", ctx)
-    return render(request, "taxonomy/propose.html", ctx, status=422)
+        return render(request, "annotation/proposals/_propose.html", ctx)
+    return render(request, "annotation/proposals/propose.html", ctx, status=422)
 
 
 @login_required
 @require_GET
 def proposals(request: HttpRequest, slug: str) -> HttpResponse:
-    study = _get_study_for_expert(request.user, slug)
-    return render(request, "taxonomy/proposals.html", _queue_context(study))
+    study = get_study_for_expert(request.user, slug)
+    return render(request, "annotation/proposals/proposals.html", _queue_context(study))
 
 
 @login_required
 @require_POST
 def proposal_decide(request: HttpRequest, slug: str, proposal_id: int) -> HttpResponse:
-    study = _get_study_for_expert(request.user, slug)
+    study = get_study_for_expert(request.user, slug)
     proposal = get_object_or_404(Proposal, pk=proposal_id, study=study)
-    form = DecisionForm(request.POST)
+    form = ProposalDecisionForm(request.POST)
     error, http = "", 200
     if not form.is_valid():
         error, http = " ".join(e for errs in form.errors.values() for e in errs), 422
@@ -86,14 +72,14 @@ def proposal_decide(request: HttpRequest, slug: str, proposal_id: int) -> HttpRe
     if request.htmx:
         ctx = _queue_context(study, only=proposal.pk)
         ctx["p"].error = error
-        return render(request, "taxonomy/proposals.html#proposal", ctx)
+        return render(request, "annotation/proposals/proposals.html#proposal", ctx)
     if not error:
         return redirect("proposals", slug=study.slug)
     ctx = _queue_context(study)
     for p in [*ctx["pending"], *ctx["decided"]]:
         if p.pk == proposal.pk:
             p.error = error
-    return render(request, "taxonomy/proposals.html", ctx, status=http)
+    return render(request, "annotation/proposals/proposals.html", ctx, status=http)
 
 
 def _decide(proposal: Proposal, user, d: dict) -> str:

@@ -13,12 +13,12 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect, push_url
 
-from taxonomy.models import Proposal
+from annotation.models import Proposal
 
-from .access import get_card_for_annotator, get_study_for_user
-from .forms import AnnotationForm
-from .models import Annotation, CardState, CardStatus, Role, RoundClosed, Source, Study, Turn
-from .views_jobs import jobs_panel_context
+from ..access import get_card_for_annotator, get_study_for_user
+from ..forms import AnnotationForm
+from ..models import Annotation, CardState, CardStatus, Role, RoundClosed, Source, Study, Turn
+from .jobs import jobs_panel_context
 
 
 @login_required

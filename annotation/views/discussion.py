@@ -6,7 +6,7 @@ Access is decided here, with access.py's rules, never in a template: whoever ann
 sees its discussion only once round 1 is over for it, whatever other role they hold (lead,
 moderator, superuser), so nothing of round 1 leaks before every annotator has submitted; the
 group's moderator and the study's leads who do not annotate it see it always. Every list of
-labels goes through `Annotation.objects.visible_to` as well.
+labels goes through `access.round1_hidden_q` as well.
 
 A card shared by several groups (a calibration set, an overlap share) has one discussion per
 group: `?group=<id>` picks it (default: the user's own group, else the first they may see).
@@ -29,11 +29,11 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from taxonomy.models import Proposal, Type
+from annotation.models import Proposal
 
-from .access import get_study_for_user, may_decide, may_see_round1
-from .forms import AnnotationForm
-from .models import (
+from ..access import get_study_for_user, may_decide, may_see_round1, round1_hidden_q
+from ..forms import AnnotationForm, CommentForm, ConsensusForm, QueueFilter
+from ..models import (
     AlreadyDecided,
     Annotation,
     CardState,
@@ -168,24 +168,6 @@ def _get_moderated_groups(user, study: Study, role: str) -> list[Group]:
     return groups
 
 
-class CommentForm(forms.Form):
-    """A comment of the thread. A Django CharField refuses a NUL byte, which PostgreSQL
-    cannot store and SQLite can: both databases answer the same 422."""
-
-    text = forms.CharField(
-        label="Comment",
-        strip=True,
-        error_messages={"required": "Write a comment before sending it."},
-    )
-
-
-class DecisionForm(AnnotationForm):
-    """The moderator's consensus: the same choice of types as a card (types or "no smell"),
-    and a rationale, required, because a decision without a reason cannot be reviewed."""
-
-    rationale = forms.CharField(widget=forms.Textarea, strip=True)
-
-
 # --- queues ---------------------------------------------------------------------------------
 
 
@@ -206,24 +188,6 @@ def discuss_queue(request: HttpRequest, slug: str) -> HttpResponse:
     waiting = Paginator(states.filter(labelled=True), PAGE_SIZE).get_page(request.GET.get("wpage"))
     ctx = {"study": study, "mine": mine, "waiting": waiting}
     return render(request, "annotation/discussion/discuss_queue.html", ctx)
-
-
-class QueueFilter(forms.Form):
-    status = forms.ChoiceField(
-        required=False,
-        choices=[
-            ("all", "escalated and disputed"),
-            ("escalated", "escalated"),
-            ("disputed", "disputed"),
-        ],
-    )
-    group = forms.TypedChoiceField(required=False, coerce=int, empty_value=None)
-    type = forms.ChoiceField(required=False)
-
-    def __init__(self, *args, groups: list[Group], types: list[Type], **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["group"].choices = [("", "all my groups")] + [(g.pk, g.name) for g in groups]
-        self.fields["type"].choices = [("", "any type")] + [(t.code, t.name) for t in types]
 
 
 @login_required
@@ -248,7 +212,7 @@ def moderate_queue(request: HttpRequest, slug: str) -> HttpResponse:
         states = states.involving_type(f["type"])
     current = (
         Annotation.objects.current()
-        .visible_to(request.user, study)
+        .exclude(round1_hidden_q(request.user, study))
         .select_related("annotator")
         .prefetch_related("types")
         .order_by("round", "annotator__username")
@@ -376,7 +340,7 @@ def decide(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
         if card.is_annotator:
             raise PermissionDenied("You annotate this card: its moderator or a lead decides it.")
         raise PermissionDenied("Only the group's moderator or a lead decides a card.")
-    form = DecisionForm(request.POST, types=study.taxonomy_version.type_list())
+    form = ConsensusForm(request.POST, types=study.taxonomy_version.type_list())
     existing = Consensus.objects.current().filter(turn=card.turn, group=card.group).first()
     if existing is not None:
         return _decision_refused(request, study, card, form, str(AlreadyDecided(existing)))
@@ -413,7 +377,7 @@ def card_timeline(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse
     turn = card.turn
     annotations = (
         _group_annotations(card)
-        .visible_to(request.user, study)
+        .exclude(round1_hidden_q(request.user, study))
         .select_related("annotator")
         .prefetch_related("types")
     )
@@ -457,7 +421,7 @@ def _render_discussion(
     form: AnnotationForm | None = None,
     error: str = "",
     saved: bool = False,
-    decision_form: DecisionForm | None = None,
+    decision_form: ConsensusForm | None = None,
     decision_error: str = "",
     comment_error: str = "",
     comment_text: str = "",
@@ -467,7 +431,7 @@ def _render_discussion(
     types = study.taxonomy_version.type_list()
     annotations = list(
         _group_annotations(card)
-        .visible_to(request.user, study)
+        .exclude(round1_hidden_q(request.user, study))
         .select_related("annotator")
         .prefetch_related("types")
         .order_by("round", "id")

@@ -36,7 +36,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .agreement import _bits, _masks_of_mapping, _pairs_by_group, _rows_by_annotator, encode
+from .stats import _bits, _masks_of_mapping, _pairs_by_group, _rows_by_annotator, encode
 
 _NO_CONSENSUS = "undefined: no consensus labels"
 _NO_INSTANCES = "undefined: the consensus labels carry no label"

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import api, api_jobs
+from . import views as api
 
 urlpatterns = [
     path("studies/", api.studies, name="api-studies"),
@@ -17,9 +17,9 @@ urlpatterns = [
     path("studies/<slug:slug>/annotations/", api.annotations, name="api-annotations"),
     path(
         "studies/<slug:slug>/annotations/import/",
-        api_jobs.import_annotations,
+        api.import_annotations,
         name="api-annotations-import",
     ),
-    path("studies/<slug:slug>/jobs/<int:job_id>/", api_jobs.job, name="api-job"),
+    path("studies/<slug:slug>/jobs/<int:job_id>/", api.job, name="api-job"),
     path("studies/<slug:slug>/agreement/", api.agreement, name="api-agreement"),
 ]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -21,8 +20,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import get_valid_filename
 from django.views.decorators.http import require_POST
 
-from .access import get_study_for_lead
-from .models import (
+from ..access import get_study_for_lead
+from ..forms import AssignForm, GroupForm
+from ..importers import FORMATS
+from ..models import (
+    LABEL_IMPORT,
     Conversation,
     Group,
     Job,
@@ -32,46 +34,13 @@ from .models import (
     SeatRefused,
     Study,
 )
-from .tasks import LABEL_IMPORT, run_import, run_label_import
-from .views_jobs import recent_jobs
+from ..tasks import run_import, run_label_import
+from .jobs import recent_jobs
 
-IMPORT_FORMATS = ["auto", "native", "wildchat", "lmsys", "sharegpt", "openai"]
+# what the import page offers: the importers' formats, or "auto" (sniffed per file)
+IMPORT_FORMATS = ["auto", *FORMATS]
+
 CONVERSATIONS_PER_PAGE = 50
-
-
-class GroupForm(forms.ModelForm):
-    class Meta:
-        model = Group
-        fields = ["name", "kind"]
-
-
-class AssignForm(forms.Form):
-    """Assign to one group or to several at once: N unassigned conversations drawn at random
-    (to several groups: an overlap share), the selected unassigned ones, or a calibration set
-    (the selected conversations to every chosen group, whatever groups they already have)."""
-
-    group = forms.ModelMultipleChoiceField(queryset=Group.objects.none())
-    how = forms.ChoiceField(
-        choices=[("count", "count"), ("selection", "selection"), ("calibration", "calibration")]
-    )
-    count = forms.IntegerField(min_value=1, required=False)
-    seed = forms.IntegerField(min_value=0, required=False)
-    conversation = forms.ModelMultipleChoiceField(
-        queryset=Conversation.objects.none(), required=False
-    )
-
-    def __init__(self, study: Study, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["group"].queryset = study.groups.all()
-        self.fields["conversation"].queryset = Conversation.objects.filter(study=study)
-
-    def clean(self) -> dict:
-        data = super().clean()
-        if data.get("how") == "count" and not data.get("count"):
-            self.add_error("count", "Say how many conversations to assign.")
-        if data.get("how") in ("selection", "calibration") and not data.get("conversation"):
-            self.add_error("conversation", "Tick the conversations to assign.")
-        return data
 
 
 # -- conversations and import ---------------------------------------------------------------

@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from taxonomy.models import Type
 
-from .models import (
+from ..models import (
     Annotation,
     CardState,
     CardStatus,
@@ -40,7 +40,7 @@ from .models import (
     Source,
     Study,
 )
-from .sql import copy_lines, copy_text, in_list, next_ids, query_rows
+from ..sql import copy_lines, copy_text, in_list, next_ids, query_rows
 
 # numbers the batch's decisions, so consensus rows are created in the order cards agreed
 _decisions = itertools.count()

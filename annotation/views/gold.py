@@ -12,9 +12,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from .access import get_study_for_lead
-from .models import AlreadyDecidedGold, StudyGold, Turn
-from .views_discussion import DecisionForm
+from ..access import get_study_for_lead
+from ..forms import ConsensusForm
+from ..models import AlreadyDecidedGold, StudyGold, Turn
 
 PAGE_SIZE = 20
 
@@ -36,7 +36,7 @@ def gold_decide(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     """The lead's study-level gold of one overlap card; a second decision changes nothing."""
     study = get_study_for_lead(request.user, slug)
     turn = get_object_or_404(Turn, pk=turn_id, conversation__study=study)
-    form = DecisionForm(request.POST, types=study.taxonomy_version.type_list())
+    form = ConsensusForm(request.POST, types=study.taxonomy_version.type_list())
     if not any(t.pk == turn.pk for t, _ in StudyGold.disputed_cards(study)) and not (
         StudyGold.objects.current().filter(turn=turn).exists()
     ):

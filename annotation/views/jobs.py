@@ -19,11 +19,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from .access import agreement_locked_reason, get_study_for_lead
-from .agreement_data import data_stamp
-from .exports import FORMATS, may_download
-from .models import Job, JobKind, JobStatus, Study
-from .tasks import run_agreement, run_export
+from ..access import agreement_locked_reason, get_study_for_lead
+from ..agreement.data import data_stamp
+from ..exports import EXPORT_FORMATS, may_download
+from ..forms import AgreementForm, ExportForm
+from ..models import Job, JobKind, JobStatus, Study
+from ..tasks import run_agreement, run_export
 
 RECENT_JOBS = 10
 NOT_BLIND_FOR_YOU = (
@@ -37,20 +38,6 @@ JOB = "annotation/jobs/_job.html"
 
 def _rounds(study: Study) -> list[int]:
     return list(range(1, study.discussion_rounds + 2))
-
-
-class AgreementForm(forms.Form):
-    round = forms.TypedChoiceField(coerce=int, initial=1)
-
-    def __init__(self, study: Study, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["round"].choices = [(r, r) for r in _rounds(study)]
-
-
-class ExportForm(forms.Form):
-    format = forms.ChoiceField(choices=[(f, f) for f in FORMATS])
-    raw = forms.BooleanField(required=False)
-    with_text = forms.BooleanField(required=False)
 
 
 def _mark_stale(study: Study, job: Job) -> None:
@@ -79,7 +66,7 @@ def jobs_panel_context(study: Study, user) -> dict:
     return {
         "jobs": jobs,
         "job_rounds": _rounds(study),
-        "export_formats": FORMATS,
+        "export_formats": EXPORT_FORMATS,
         "report_url": reverse("report", args=[study.slug]),
         "agreement_locked": agreement_locked_reason(user, study),
     }

@@ -22,8 +22,7 @@ from django.utils import timezone
 
 from taxonomy.models import TaxonomyVersion, Type
 
-from .label_batch import LabelItem, write_batch
-from .models import (
+from ..models import (
     Assignment,
     Conversation,
     Group,
@@ -33,17 +32,18 @@ from .models import (
     Study,
     Turn,
 )
-from .sql import copy_lines, in_list, query_rows
+from ..sql import copy_lines, in_list, query_rows
+from .label_batch import LabelItem, write_batch
 
 REQUIRED_FIELDS = ("conversation", "turn", "annotator", "labels", "group")
 
 
-class RecordError(ValueError):
+class LabelRecordError(ValueError):
     """One record cannot be imported; the message names the field."""
 
 
 @dataclass
-class ImportReport:
+class LabelImportReport:
     imported: int = 0
     rejected: list[str] = field(default_factory=list)
     created_users: list[str] = field(default_factory=list)
@@ -67,29 +67,29 @@ def resolve_labels(
     """Type codes -> types of `version`, checking each axis's selection limits. Shared by
     the importer and the API so both accept exactly the same label sets."""
     if not isinstance(codes, list):
-        raise RecordError(f"labels: must be a list of type codes, got {type(codes).__name__}")
+        raise LabelRecordError(f"labels: must be a list of type codes, got {type(codes).__name__}")
     types: list[Type] = []
     for i, code in enumerate(codes):
         if not isinstance(code, str):
-            raise RecordError(f"labels[{i}]: must be a type code string, got {code!r}")
+            raise LabelRecordError(f"labels[{i}]: must be a type code string, got {code!r}")
         if code not in types_by_code:
-            raise RecordError(f"labels: unknown type code {code!r} for taxonomy {version}")
+            raise LabelRecordError(f"labels: unknown type code {code!r} for taxonomy {version}")
         if types_by_code[code] not in types:
             types.append(types_by_code[code])
     try:
         version.check_selection(types)
     except ValueError as e:
-        raise RecordError(f"labels: {e}") from None
+        raise LabelRecordError(f"labels: {e}") from None
     return types
 
 
-def read_jsonl(path: Path) -> Iterator[tuple[int, dict | None, str]]:
+def read_label_lines(path: Path) -> Iterator[tuple[int, dict | None, str]]:
     """Yield (line number, record, error) one line at a time, so files of any size stream.
     Blank lines are skipped silently; a line cut off mid-record is a JSON error. JSON errors,
     records nested too deeply and NUL characters are reported as the conversation importers
     report them (one shared parser)."""
     # the conversation importers' parser: both importers report a bad line alike
-    from .importers.readers import BadRecord, parse_record
+    from .readers import BadRecord, parse_record
 
     with open(path, "rb") as f:
         for number, raw in enumerate(f, start=1):
@@ -116,7 +116,7 @@ def _positive_int(record: dict, key: str, default: int | None = None) -> int:
     value = record.get(key, default)
     # bool is an int in Python; `true` is never a valid round or turn
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise RecordError(f"{key}: must be a positive integer, got {value!r}")
+        raise LabelRecordError(f"{key}: must be a positive integer, got {value!r}")
     return value
 
 
@@ -125,7 +125,7 @@ def _optional_text(record: dict, key: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise RecordError(f"{key}: must be a string, got {type(value).__name__}")
+        raise LabelRecordError(f"{key}: must be a string, got {type(value).__name__}")
     return value
 
 
@@ -134,14 +134,14 @@ def _confidence(record: dict) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 5:
-        raise RecordError(f"confidence: must be an integer from 1 to 5 or null, got {value!r}")
+        raise LabelRecordError(f"confidence: must be an integer from 1 to 5 or null, got {value!r}")
     return value
 
 
 def _name(record: dict, key: str) -> str:
     value = record[key]
     if not isinstance(value, str) or not value.strip():
-        raise RecordError(f"{key}: must be a non-empty string, got {value!r}")
+        raise LabelRecordError(f"{key}: must be a non-empty string, got {value!r}")
     return value.strip()
 
 
@@ -167,22 +167,22 @@ class _Importer:
         # (group name, username) -> the seated user, or why they cannot sit there
         self.seats: dict[tuple[str, str], object] = {}
         # (conversation pk, group name) -> None once assigned, or why it cannot be
-        self.assigned: dict[tuple[int, str], RecordError | None] = {}
+        self.assigned: dict[tuple[int, str], LabelRecordError | None] = {}
         # the batch's conversations -> the names of their groups (the database's and this
         # import's), and the assignments not written yet (conversations of one group only)
         self.groups_of: dict[int, set[str]] = defaultdict(set)
         self.pending: list[tuple[int, str]] = []
         # tuple of codes -> (type ids, codes), or why they are no label set
-        self.label_sets: dict[tuple, tuple | RecordError] = {}
+        self.label_sets: dict[tuple, tuple | LabelRecordError] = {}
         # the first pass's outcome, batch by batch: (records read, items, errors)
         self.checked: list[tuple[int, list[LabelItem], list[tuple[int, str]]]] = []
-        self.report = ImportReport()
+        self.report = LabelImportReport()
 
     # -- reading ------------------------------------------------------------------------
 
     def batches(self, path: Path) -> Iterator[list[tuple[int, dict | None, str]]]:
         batch = []
-        for line in read_jsonl(path):
+        for line in read_label_lines(path):
             batch.append(line)
             if len(batch) >= self.batch_size:
                 yield batch
@@ -229,22 +229,22 @@ class _Importer:
     def check(self, record: dict, conversations: dict, turns: dict) -> LabelItem:
         """Validate a record (the order of the checks is the order of the error messages
         users see), seat its annotator and assign its conversation to its group (the only
-        writes before the labels); RecordError when it cannot be imported."""
+        writes before the labels); LabelRecordError when it cannot be imported."""
         missing = [key for key in REQUIRED_FIELDS if key not in record]
         if missing:
-            raise RecordError(f"{missing[0]}: missing field")
+            raise LabelRecordError(f"{missing[0]}: missing field")
         external_id = _external_id(record["conversation"])
         if external_id is None:
-            raise RecordError(
+            raise LabelRecordError(
                 f"conversation: must be a conversation id, got {record['conversation']!r}"
             )
         found = conversations.get(external_id, [])
         if not found:
-            raise RecordError(
+            raise LabelRecordError(
                 f"conversation: unknown conversation id {external_id!r} in study {self.study}"
             )
         if len(found) > 1:
-            raise RecordError(
+            raise LabelRecordError(
                 f"conversation: id {external_id!r} is ambiguous: several conversations of "
                 f"study {self.study} share it (WildChat hashes repeat)"
             )
@@ -252,14 +252,14 @@ class _Importer:
         index = _positive_int(record, "turn")
         turn_id = turns["turns"].get((conversation_id, index))
         if turn_id is None:
-            raise RecordError(
+            raise LabelRecordError(
                 f"turn: {index} out of range (conversation {external_id!r} "
                 f"has {turns['counts'][conversation_id]} turns)"
             )
         type_ids, codes = self.labels(record["labels"])
         round = _positive_int(record, "round", default=1)
         if self.judge and round != 1:
-            raise RecordError("round: a judge's labels are round 1 only")
+            raise LabelRecordError("round: a judge's labels are round 1 only")
         note = _optional_text(record, "note")
         evidence = _optional_text(record, "evidence")
         confidence = _confidence(record)
@@ -289,12 +289,12 @@ class _Importer:
             try:
                 types = resolve_labels(codes, self.types_by_code, self.version)
                 found = (tuple(t.pk for t in types), frozenset(t.code for t in types))
-            except RecordError as e:
+            except LabelRecordError as e:
                 found = e
             if key is not None:
                 self.label_sets[key] = found
-        if isinstance(found, RecordError):
-            raise RecordError(str(found))
+        if isinstance(found, LabelRecordError):
+            raise LabelRecordError(str(found))
         return found
 
     # -- seats (first pass) -------------------------------------------------------------
@@ -307,11 +307,11 @@ class _Importer:
             # nothing to roll back on a refusal: only an existing user can hold another seat
             try:
                 self.seats[key] = self._seat(self.group(group_name), username)
-            except RecordError as e:
+            except LabelRecordError as e:
                 self.seats[key] = e
         seat = self.seats[key]
-        if isinstance(seat, RecordError):
-            raise RecordError(str(seat))
+        if isinstance(seat, LabelRecordError):
+            raise LabelRecordError(str(seat))
         return seat
 
     def group(self, name: str) -> Group:
@@ -319,7 +319,7 @@ class _Importer:
             group = Group.objects.filter(study=self.study, name=name).first()
             if group is None:
                 if not self.create_members:
-                    raise RecordError(
+                    raise LabelRecordError(
                         f"group: unknown group {name!r} in study {self.study} "
                         "(use --create-members to create it)"
                     )
@@ -334,14 +334,14 @@ class _Importer:
         held = group.seat_of(user)
         if held is None and not self.create_members:
             role = "a judge" if self.judge else "an annotator"
-            raise RecordError(
+            raise LabelRecordError(
                 f"annotator: {username!r} is not {role} of group {group.name!r} "
                 "(use --create-members to add them)"
             )
         try:
             group.seat(user, as_)
         except SeatRefused as e:
-            raise RecordError(f"annotator: {e}") from None
+            raise LabelRecordError(f"annotator: {e}") from None
         return user
 
     def user(self, username: str):
@@ -350,7 +350,7 @@ class _Importer:
             user = User.objects.filter(username=username).first()
             if user is None:
                 if not self.create_members:
-                    raise RecordError(
+                    raise LabelRecordError(
                         f"annotator: unknown user {username!r} (use --create-members to create it)"
                     )
                 user = User(username=username)
@@ -377,7 +377,7 @@ class _Importer:
                 continue
             try:
                 item = self.check(record, conversations, turns)
-            except RecordError as e:
+            except LabelRecordError as e:
                 errors.append((number, str(e)))
                 continue
             item.number = number
@@ -430,10 +430,10 @@ class _Importer:
                 self.assigned[key] = None
                 self.groups_of[conversation_id].add(group_name)
             except SeatConflict as e:
-                self.assigned[key] = RecordError(f"group: {e}")
+                self.assigned[key] = LabelRecordError(f"group: {e}")
         error = self.assigned[key]
         if error is not None:
-            raise RecordError(str(error))
+            raise LabelRecordError(str(error))
         self.groups_of[conversation_id].add(group_name)
 
     def write_pending(self) -> None:
@@ -479,7 +479,7 @@ def import_annotations(
     *,
     batch_size: int = 2000,
     progress: Callable[[int, int], None] | None = None,
-) -> ImportReport:
+) -> LabelImportReport:
     """Import every valid record of a JSONL file into `study`; see the module docstring.
     `progress(records read, records in the file)` is called after each batch. Raises
     OSError when the file cannot be opened at all."""

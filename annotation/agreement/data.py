@@ -41,8 +41,7 @@ from django.utils import timezone
 
 from taxonomy.models import Type
 
-from .agreement import agreement_report, versus_reference
-from .models import (
+from ..models import (
     Annotation,
     Assignment,
     Consensus,
@@ -53,7 +52,8 @@ from .models import (
     Turn,
     study_gold_of,
 )
-from .report_extras import build_extras
+from .extras import build_extras
+from .stats import agreement_report, versus_reference
 
 CHUNK_ROWS = 50_000
 NO_GROUP = "(no group)"

@@ -7,7 +7,7 @@ from rest_framework import serializers
 
 from taxonomy.models import TaxonomyVersion, Type
 
-from .annotation_import import RecordError, resolve_labels
+from ..importers.annotations import LabelRecordError, resolve_labels
 
 
 class StudyOutputSerializer(serializers.Serializer):
@@ -118,7 +118,7 @@ class AnnotationInputSerializer(serializers.Serializer):
         version: TaxonomyVersion = self.context["taxonomy_version"]
         try:
             return resolve_labels(codes, version.types_by_code(), version)
-        except RecordError as e:
+        except LabelRecordError as e:
             # the importer's message starts with the field name; the API names it by key
             raise serializers.ValidationError(str(e).removeprefix("labels: ")) from e
 
@@ -146,3 +146,42 @@ class AnnotationPageSerializer(serializers.Serializer):
     next = serializers.URLField(allow_null=True)
     previous = serializers.URLField(allow_null=True)
     results = AnnotationOutputSerializer(many=True)
+
+
+# -- the label import (a background job) and a job's status ---------------------------------
+
+
+class LabelImportInputSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="JSONL of annotations, one record a line")
+    create_members = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="create unknown annotators and groups, and seat annotators in the group",
+    )
+    judge = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="a reference annotator's round-1 labels: compared, never voting",
+    )
+
+
+class JobStartedSerializer(serializers.Serializer):
+    job = serializers.IntegerField(source="pk")
+    status = serializers.CharField()
+    status_url = serializers.CharField(help_text="GET it for the job's status and result")
+
+
+class JobStatusSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.CharField()
+    status = serializers.CharField(help_text="queued, running, done or failed")
+    progress = serializers.IntegerField()
+    total = serializers.IntegerField()
+    percent = serializers.IntegerField()
+    result = serializers.JSONField(
+        help_text="a label import: imported, rejected, errors (file:line: reason), ..."
+    )
+    error = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)

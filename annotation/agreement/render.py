@@ -1,6 +1,6 @@
 """The agreement report's tables, shaped once and written as Markdown, LaTeX or CSV.
 
-`result` is the result of a done agreement Job (annotation.agreement_data):
+`result` is the result of a done agreement Job (annotation.agreement.data):
 {"study", "round", "axes": {axis: {"report": agreement report, "extras": build_extras(...)}}}.
 `taxonomy` is {axis: [TaxonomyEntry]} in the taxonomy's order (the page reads it from the
 database, since the result holds type codes only).
