@@ -3,11 +3,14 @@ these; a template never decides who may see what."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from .models import Annotation, CardState, CardStatus, Group, Kind, Role, Study, Turn
+from .models import Annotation, CardState, CardStatus, Group, Job, Kind, Role, Study, Turn
 
 
 def get_study_for_user(user, slug: str) -> tuple[Study, str]:
@@ -140,4 +143,123 @@ def get_study_for_expert(user, slug: str) -> Study:
     study, role = get_study_for_user(user, slug)
     if not is_expert(study, user, role):
         raise Http404("No such study")
+    return study
+
+
+# -- the discussion pages: which group's discussion of a card, and what the user may do there
+
+
+@dataclass
+class DiscussionCard:
+    """A card as one user may see it on the discussion pages, with what they may do."""
+
+    turn: Turn
+    group: Group
+    state: CardState | None  # None: nobody has labelled it yet
+    is_annotator: bool
+    is_moderator: bool  # the group's moderator, or a lead
+    role: str
+    may_decide: bool  # a moderator or lead who does not annotate the card (access.py)
+
+    @property
+    def status(self) -> str:
+        return self.state.status if self.state else CardStatus.OPEN
+
+    @property
+    def query(self) -> str:
+        """The query string naming the card's group, for links and forms."""
+        return f"?group={self.group.pk}"
+
+    @property
+    def round(self) -> int:
+        return self.state.round if self.state else 1
+
+    @property
+    def can_revise(self) -> bool:
+        return self.is_annotator and self.status == CardStatus.DISPUTED
+
+    @property
+    def can_decide(self) -> bool:
+        return self.may_decide and self.status in (CardStatus.DISPUTED, CardStatus.ESCALATED)
+
+    @property
+    def can_comment(self) -> bool:
+        return self.status in (CardStatus.DISPUTED, CardStatus.ESCALATED)
+
+
+def get_card_for_discussion(
+    user, study: Study, role: str, turn_id: int, group_id: int | None = None
+) -> DiscussionCard:
+    """404 unless the user moderates the card's group or leads the study, or annotates in the
+    group; and 404 for whoever annotates the card while round 1 is under way in their group,
+    whatever their other roles (access.may_see_round1). `group_id` picks one of the groups
+    sharing the card; someone who labels the card in another group sees this one only once
+    round 1 is over in their own."""
+    turn = get_object_or_404(
+        Turn.objects.select_related("conversation"), pk=turn_id, conversation__study=study
+    )
+    groups = list(Group.objects.filter(assignments__conversation_id=turn.conversation_id))
+    own = next((g for g in groups if g.annotators.filter(pk=user.pk).exists()), None)
+    group = _pick_group(user, role, groups, own, group_id)
+    if group is None:
+        raise Http404("No such card")
+    group.study = study
+    if group != own and own is not None and not _own_round_1_over(user, turn, own):
+        raise Http404("No such card")  # another group's labels, before round 1 ends in mine
+    state = CardState.objects.filter(turn=turn, group=group).first()
+    if state is not None:
+        state.turn, state.group = turn, group
+    is_moderator = role == Role.LEAD or group.moderator_id == user.pk
+    is_annotator = group == own
+    if not (is_moderator or is_annotator) or not may_see_round1(user, group, state):
+        raise Http404("No such card")
+    decider = may_decide(user, role, group)
+    return DiscussionCard(turn, group, state, is_annotator, is_moderator, role, decider)
+
+
+def _pick_group(
+    user, role: str, groups: list[Group], own: Group | None, group_id: int | None
+) -> Group | None:
+    if group_id is not None:
+        return next((g for g in groups if g.pk == group_id), None)
+    if own is not None:
+        return own
+    mine = [g for g in groups if role == Role.LEAD or g.moderator_id == user.pk]
+    return min(mine, key=lambda g: g.name, default=None)
+
+
+def _own_round_1_over(user, turn: Turn, own: Group) -> bool:
+    """Whether round 1 is over for the card in the group where `user` labels it."""
+    return may_see_round1(user, own, CardState.objects.filter(turn=turn, group=own).first())
+
+
+def get_moderated_groups(user, study: Study, role: str) -> list[Group]:
+    """The groups whose queue the user works: all of them for a lead; 404 for no group."""
+    groups = Group.objects.filter(study=study).order_by("name")
+    if role != Role.LEAD:
+        groups = groups.filter(moderator=user)
+    groups = list(groups)
+    if not groups:
+        raise Http404("No groups to moderate")
+    return groups
+
+
+# -- the lead's jobs and the agreement report
+
+
+def get_job_for_lead(user, slug: str, job_id: int) -> tuple[Study, Job]:
+    study = get_study_for_lead(user, slug)
+    job = get_object_or_404(Job.objects.select_related("created_by"), pk=job_id, study=study)
+    return study, job
+
+
+def get_study_for_reporter(user, slug: str) -> Study:
+    """Leads and moderators see the whole study's agreement; annotators do not (it shows
+    every annotator's labels against the others'), and get the same 404 as non-members."""
+    study, role = get_study_for_user(user, slug)
+    if role not in (Role.LEAD, Role.MODERATOR):
+        raise Http404("No such study")
+    locked = agreement_locked_reason(user, study)
+    if locked:
+        raise PermissionDenied(locked)
     return study

@@ -206,29 +206,6 @@ def _render_card(
         .prefetch_related("types")
         .first()
     )
-    cards = Turn.objects.for_annotator(study, request.user)
-    done, total = cards.progress(request.user)
-    position = (
-        cards.filter(
-            Q(conversation_id__lt=turn.conversation_id)
-            | Q(conversation_id=turn.conversation_id, index__lt=turn.index)
-        ).count()
-        + 1
-    )
-    prev_id = cards.before(turn).values_list("pk", flat=True).last()
-    next_id = cards.after(turn).values_list("pk", flat=True).first()
-    suggested: list[str] = []  # types pre-ticked for the proposer, not stored
-    if form is not None:
-        checked = set(form.data.getlist("types"))
-        no_smell = bool(form.data.get("no_smell"))
-    else:
-        checked = {t.code for t in mine.types.all()} if mine else set()
-        if card_status == CardStatus.OPEN:
-            by_code = {t.code: t for t in types}
-            stored = checked
-            checked = Proposal.objects.pretick(request.user, turn, stored, by_code)
-            suggested = [by_code[c].name for c in sorted(checked - stored)]
-        no_smell = bool(mine) and not checked
     ctx = {
         "study": study,
         "turn": turn,
@@ -237,19 +214,47 @@ def _render_card(
         "form": form,
         "error": error,
         "mine": mine,
-        "checked": checked,
-        "suggested": suggested,
-        "no_smell": no_smell,
         "locked": card_status != CardStatus.OPEN,
         "state_status": card_status,
-        "done": done,
-        "total": total,
-        "position": position,
-        "prev_id": prev_id,
-        "next_id": next_id,
+        **_ticks(request.user, turn, types, form, mine, card_status),
+        **_position(study, request.user, turn),
     }
     template = "annotation/card.html#card" if request.htmx else "annotation/card.html"
     return render(request, template, ctx, status=http)
+
+
+def _ticks(user, turn: Turn, types: list, form, mine, card_status: str) -> dict:
+    """What the labels form shows ticked: the input sent back, or the stored labels plus,
+    on an open card, the types suggested to their proposer (pre-ticked, not stored)."""
+    suggested: list[str] = []
+    if form is not None:
+        checked = set(form.data.getlist("types"))
+        no_smell = bool(form.data.get("no_smell"))
+    else:
+        checked = {t.code for t in mine.types.all()} if mine else set()
+        if card_status == CardStatus.OPEN:
+            by_code = {t.code: t for t in types}
+            stored = checked
+            checked = Proposal.objects.pretick(user, turn, stored, by_code)
+            suggested = [by_code[c].name for c in sorted(checked - stored)]
+        no_smell = bool(mine) and not checked
+    return {"checked": checked, "suggested": suggested, "no_smell": no_smell}
+
+
+def _position(study: Study, user, turn: Turn) -> dict:
+    """Where the card stands among the user's cards: progress, its place, its neighbours."""
+    cards = Turn.objects.for_annotator(study, user)
+    done, total = cards.progress(user)
+    before = Q(conversation_id__lt=turn.conversation_id) | Q(
+        conversation_id=turn.conversation_id, index__lt=turn.index
+    )
+    return {
+        "done": done,
+        "total": total,
+        "position": cards.filter(before).count() + 1,
+        "prev_id": cards.before(turn).values_list("pk", flat=True).last(),
+        "next_id": cards.after(turn).values_list("pk", flat=True).first(),
+    }
 
 
 def _card_status(turn: Turn, group) -> str:

@@ -15,7 +15,6 @@ another group's discussion of it only once round 1 is over for it in their own g
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import chain
 
 from django import forms
@@ -24,14 +23,20 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.models import Proposal
 
-from ..access import get_study_for_user, may_decide, may_see_round1, round1_hidden_q
+from ..access import (
+    DiscussionCard,
+    get_card_for_discussion,
+    get_moderated_groups,
+    get_study_for_user,
+    round1_hidden_q,
+)
 from ..forms import AnnotationForm, CommentForm, ConsensusForm, QueueFilter
 from ..models import (
     AlreadyDecided,
@@ -42,7 +47,6 @@ from ..models import (
     Consensus,
     Group,
     NotDecidable,
-    Role,
     RoundClosed,
     Source,
     Study,
@@ -51,90 +55,6 @@ from ..models import (
 
 PAGE_SIZE = 50
 PAGE = "annotation/discussion/page.html"
-
-
-@dataclass
-class DiscussionCard:
-    """A card as one user may see it on the discussion pages, with what they may do."""
-
-    turn: Turn
-    group: Group
-    state: CardState | None  # None: nobody has labelled it yet
-    is_annotator: bool
-    is_moderator: bool  # the group's moderator, or a lead
-    role: str
-    may_decide: bool  # a moderator or lead who does not annotate the card (access.py)
-
-    @property
-    def status(self) -> str:
-        return self.state.status if self.state else CardStatus.OPEN
-
-    @property
-    def query(self) -> str:
-        """The query string naming the card's group, for links and forms."""
-        return f"?group={self.group.pk}"
-
-    @property
-    def round(self) -> int:
-        return self.state.round if self.state else 1
-
-    @property
-    def can_revise(self) -> bool:
-        return self.is_annotator and self.status == CardStatus.DISPUTED
-
-    @property
-    def can_decide(self) -> bool:
-        return self.may_decide and self.status in (CardStatus.DISPUTED, CardStatus.ESCALATED)
-
-    @property
-    def can_comment(self) -> bool:
-        return self.status in (CardStatus.DISPUTED, CardStatus.ESCALATED)
-
-
-def _get_card_for_discussion(
-    user, study: Study, role: str, turn_id: int, group_id: int | None = None
-) -> DiscussionCard:
-    """404 unless the user moderates the card's group or leads the study, or annotates in the
-    group; and 404 for whoever annotates the card while round 1 is under way in their group,
-    whatever their other roles (access.may_see_round1). `group_id` picks one of the groups
-    sharing the card; someone who labels the card in another group sees this one only once
-    round 1 is over in their own."""
-    turn = get_object_or_404(
-        Turn.objects.select_related("conversation"), pk=turn_id, conversation__study=study
-    )
-    groups = list(Group.objects.filter(assignments__conversation_id=turn.conversation_id))
-    own = next((g for g in groups if g.annotators.filter(pk=user.pk).exists()), None)
-    group = _pick_group(user, role, groups, own, group_id)
-    if group is None:
-        raise Http404("No such card")
-    group.study = study
-    if group != own and own is not None and not _own_round_1_over(user, turn, own):
-        raise Http404("No such card")  # another group's labels, before round 1 ends in mine
-    state = CardState.objects.filter(turn=turn, group=group).first()
-    if state is not None:
-        state.turn, state.group = turn, group
-    is_moderator = role == Role.LEAD or group.moderator_id == user.pk
-    is_annotator = group == own
-    if not (is_moderator or is_annotator) or not may_see_round1(user, group, state):
-        raise Http404("No such card")
-    decider = may_decide(user, role, group)
-    return DiscussionCard(turn, group, state, is_annotator, is_moderator, role, decider)
-
-
-def _pick_group(
-    user, role: str, groups: list[Group], own: Group | None, group_id: int | None
-) -> Group | None:
-    if group_id is not None:
-        return next((g for g in groups if g.pk == group_id), None)
-    if own is not None:
-        return own
-    mine = [g for g in groups if role == Role.LEAD or g.moderator_id == user.pk]
-    return min(mine, key=lambda g: g.name, default=None)
-
-
-def _own_round_1_over(user, turn: Turn, own: Group) -> bool:
-    """Whether round 1 is over for the card in the group where `user` labels it."""
-    return may_see_round1(user, own, CardState.objects.filter(turn=turn, group=own).first())
 
 
 def _group_param(request: HttpRequest) -> int | None:
@@ -149,23 +69,12 @@ def _group_param(request: HttpRequest) -> int | None:
 
 
 def _card(request: HttpRequest, study: Study, role: str, turn_id: int) -> DiscussionCard:
-    return _get_card_for_discussion(request.user, study, role, turn_id, _group_param(request))
+    return get_card_for_discussion(request.user, study, role, turn_id, _group_param(request))
 
 
 def _reload(user, study: Study, card: DiscussionCard) -> DiscussionCard:
     """The card again after a change (its state moved on), with the same access check."""
-    return _get_card_for_discussion(user, study, card.role, card.turn.pk, card.group.pk)
-
-
-def _get_moderated_groups(user, study: Study, role: str) -> list[Group]:
-    """The groups whose queue the user works: all of them for a lead; 404 for no group."""
-    groups = Group.objects.filter(study=study).order_by("name")
-    if role != Role.LEAD:
-        groups = groups.filter(moderator=user)
-    groups = list(groups)
-    if not groups:
-        raise Http404("No groups to moderate")
-    return groups
+    return get_card_for_discussion(user, study, card.role, card.turn.pk, card.group.pk)
 
 
 # --- queues ---------------------------------------------------------------------------------
@@ -197,7 +106,7 @@ def moderate_queue(request: HttpRequest, slug: str) -> HttpResponse:
     filters and per-status counts. Constant queries: one page of states, their current labels
     and types prefetched, whatever the size of the study."""
     study, role = get_study_for_user(request.user, slug)
-    groups = _get_moderated_groups(request.user, study, role)
+    groups = get_moderated_groups(request.user, study, role)
     types = study.taxonomy_version.type_list()
     filters = QueueFilter(request.GET or None, groups=groups, types=types)
     if filters.is_bound and not filters.is_valid():
@@ -437,27 +346,7 @@ def _render_discussion(
         .order_by("round", "id")
     )
     annotators = list(card.group.annotators.order_by("username"))
-    consensus = (
-        Consensus.objects.current()
-        .filter(turn=card.turn, group=card.group)
-        .select_related("decided_by", "taxonomy_version__taxonomy")
-        .prefetch_related("types")
-        .first()
-    )
     mine = _latest_of(annotations, request.user, card.round) if card.is_annotator else None
-    if form is not None:
-        checked, no_smell = set(form.data.getlist("types")), bool(form.data.get("no_smell"))
-    else:
-        checked = mine.codes if mine else set()
-        if card.can_revise:  # a type an expert's decision on my proposal suggests
-            by_code = {t.code: t for t in types}
-            checked = Proposal.objects.pretick(request.user, card.turn, checked, by_code)
-        no_smell = mine is not None and not checked
-    if decision_form is not None:
-        decision_checked = set(decision_form.data.getlist("types"))
-        decision_no_smell = bool(decision_form.data.get("no_smell"))
-    else:
-        decision_checked, decision_no_smell = set(), False
     ctx = {
         "study": study,
         "card": card,
@@ -466,17 +355,16 @@ def _render_discussion(
         "types": types,
         "rounds": _rounds(annotations, annotators, card),
         "comments": _comments(card),
-        "consensus": consensus,
+        "consensus": _consensus(card),
         "form": form,
         "mine": mine,
         "mine_is_this_round": mine is not None and mine.round == card.round,
-        "checked": checked,
-        "no_smell": no_smell,
+        **_revise_ticks(request.user, card, types, form, mine),
         "error": error,
         "saved": saved,
         "decision_form": decision_form,
-        "decision_checked": decision_checked,
-        "decision_no_smell": decision_no_smell,
+        "decision_checked": set(decision_form.data.getlist("types")) if decision_form else set(),
+        "decision_no_smell": bool(decision_form and decision_form.data.get("no_smell")),
         "decision_error": decision_error,
         "comment_error": comment_error,
         "comment_text": comment_text,
@@ -484,6 +372,31 @@ def _render_discussion(
     partial = request.htmx and not page
     template = f"{PAGE}#discussion" if partial else PAGE
     return render(request, template, ctx, status=http)
+
+
+def _consensus(card: DiscussionCard) -> Consensus | None:
+    return (
+        Consensus.objects.current()
+        .filter(turn=card.turn, group=card.group)
+        .select_related("decided_by", "taxonomy_version__taxonomy")
+        .prefetch_related("types")
+        .first()
+    )
+
+
+def _revise_ticks(user, card: DiscussionCard, types: list, form, mine) -> dict:
+    """What the revise form shows ticked: the input sent back, or my latest labels plus a
+    type an expert's decision on my proposal suggests (pre-ticked, not stored)."""
+    if form is not None:
+        return {
+            "checked": set(form.data.getlist("types")),
+            "no_smell": bool(form.data.get("no_smell")),
+        }
+    checked = mine.codes if mine else set()
+    if card.can_revise:
+        by_code = {t.code: t for t in types}
+        checked = Proposal.objects.pretick(user, card.turn, checked, by_code)
+    return {"checked": checked, "no_smell": mine is not None and not checked}
 
 
 def _rounds(annotations: list[Annotation], annotators: list, card: DiscussionCard) -> list[dict]:

@@ -15,11 +15,11 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseForbidden
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from ..access import agreement_locked_reason, get_study_for_lead
+from ..access import agreement_locked_reason, get_job_for_lead, get_study_for_lead
 from ..agreement.data import data_stamp
 from ..exports import EXPORT_FORMATS, may_download
 from ..forms import AgreementForm, ExportForm
@@ -72,16 +72,10 @@ def jobs_panel_context(study: Study, user) -> dict:
     }
 
 
-def _get_job_for_lead(request: HttpRequest, slug: str, job_id: int) -> tuple[Study, Job]:
-    study = get_study_for_lead(request.user, slug)
-    job = get_object_or_404(Job.objects.select_related("created_by"), pk=job_id, study=study)
-    return study, job
-
-
-def _panel_response(request: HttpRequest, study: Study) -> HttpResponse:
+def _panel_response(request: HttpRequest, study: Study, http: int = 200) -> HttpResponse:
     if request.htmx:
         ctx = {"study": study, **jobs_panel_context(study, request.user)}
-        return render(request, f"{PANEL}#panel", ctx)
+        return render(request, f"{PANEL}#panel", ctx, status=http)
     return redirect("study", study.slug)
 
 
@@ -92,7 +86,7 @@ def start_agreement(request: HttpRequest, slug: str) -> HttpResponse:
     form = AgreementForm(study, request.POST)
     if not form.is_valid():
         messages.error(request, f"Agreement not started: {_errors(form)}")
-        return _panel_response(request, study)
+        return _panel_response(request, study, http=422)
     params = {"round": form.cleaned_data["round"], "seed": 0, "n_boot": 1000}
     _enqueue(request, study, JobKind.AGREEMENT, params, run_agreement)
     return _panel_response(request, study)
@@ -105,7 +99,7 @@ def start_export(request: HttpRequest, slug: str) -> HttpResponse:
     form = ExportForm(request.POST)
     if not form.is_valid():
         messages.error(request, f"Export not started: {_errors(form)}")
-        return _panel_response(request, study)
+        return _panel_response(request, study, http=422)
     params = {
         "format": form.cleaned_data["format"],
         "raw": form.cleaned_data["raw"],
@@ -132,7 +126,7 @@ def _enqueue(request: HttpRequest, study: Study, kind: str, params: dict, task) 
 def job_detail(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
     """One job, of any kind, as every page shows it; polled by htmx until the job ends."""
     Job.objects.reap_lost()
-    study, job = _get_job_for_lead(request, slug, job_id)
+    study, job = get_job_for_lead(request.user, slug, job_id)
     _mark_stale(study, job)
     ctx = {"study": study, "job": job, "report_url": reverse("report", args=[study.slug])}
     ctx["agreement_locked"] = agreement_locked_reason(request.user, study)
@@ -146,7 +140,7 @@ def job_detail(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
 @login_required
 @require_GET
 def job_download(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
-    study, job = _get_job_for_lead(request, slug, job_id)
+    study, job = get_job_for_lead(request.user, slug, job_id)
     if job.kind != JobKind.EXPORT or job.status != JobStatus.DONE or not job.result_file:
         raise Http404("This job has no file to download")
     if not may_download(request.user, study, job.result):

@@ -270,10 +270,13 @@ def groups(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _group_response(request: HttpRequest, study: Study, group: Group, error: str) -> HttpResponse:
-    """The group's box for htmx; the plain-POST fallback goes back to the groups page."""
+    """The group's box for htmx (a refusal: 422 with its message); the plain-POST fallback
+    goes back to the groups page."""
     if request.htmx:
         ctx = {"study": study, "group": _groups_with_counts(study).get(pk=group.pk), "error": error}
-        return render(request, "annotation/lead/groups.html#group", ctx)
+        return render(
+            request, "annotation/lead/groups.html#group", ctx, status=422 if error else 200
+        )
     if error:
         messages.error(request, error)
     return redirect("lead_groups", study.slug)

@@ -39,11 +39,13 @@ def propose(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
         if not request.htmx:
             messages.success(request, f"Proposal sent: {proposal.name}.")
             return redirect("card", slug=study.slug, turn_id=turn.pk)
-        return render(request, "annotation/proposals/_propose.html", {**ctx, "proposal_sent": proposal})
+        return render(
+            request, "annotation/proposals/_propose.html", {**ctx, "proposal_sent": proposal}
+        )
     ctx["proposal_form"] = form
-    if request.htmx:  # htmx swaps only 2xx answers
-        return render(request, "annotation/proposals/_propose.html", ctx)
-    return render(request, "annotation/proposals/propose.html", ctx, status=422)
+    # htmx swaps a 422 in like a success (base.html's htmx-config)
+    template = "_propose.html" if request.htmx else "propose.html"
+    return render(request, f"annotation/proposals/{template}", ctx, status=422)
 
 
 @login_required
@@ -72,7 +74,7 @@ def proposal_decide(request: HttpRequest, slug: str, proposal_id: int) -> HttpRe
     if request.htmx:
         ctx = _queue_context(study, only=proposal.pk)
         ctx["p"].error = error
-        return render(request, "annotation/proposals/proposals.html#proposal", ctx)
+        return render(request, "annotation/proposals/proposals.html#proposal", ctx, status=http)
     if not error:
         return redirect("proposals", slug=study.slug)
     ctx = _queue_context(study)

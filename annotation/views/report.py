@@ -11,13 +11,12 @@ import json
 from collections.abc import Mapping, Sequence
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
-from ..access import agreement_locked_reason, get_study_for_user
+from ..access import get_study_for_reporter
 from ..agreement import svg
 from ..agreement.render import (
     TaxonomyEntry,
@@ -29,9 +28,8 @@ from ..agreement.render import (
     to_markdown,
     value_of,
 )
-from ..models import Job, JobKind, JobStatus, Role, Study
+from ..models import Job, JobKind, JobStatus, Study
 
-REPORT_ROLES = (Role.LEAD, Role.MODERATOR)
 DOWNLOADS = {
     # fmt: (extension, content type, writer)
     "json": ("json", "application/json", None),
@@ -40,18 +38,6 @@ DOWNLOADS = {
     "tex": ("tex", "application/x-tex; charset=utf-8", to_latex),
 }
 NO_LABEL = "(no label)"
-
-
-def _get_study_for_reporter(user, slug: str) -> Study:
-    """Leads and moderators see the whole study's agreement; annotators do not (it shows
-    every annotator's labels against the others'), and get the same 404 as non-members."""
-    study, role = get_study_for_user(user, slug)
-    if role not in REPORT_ROLES:
-        raise Http404("No such study")
-    locked = agreement_locked_reason(user, study)
-    if locked:
-        raise PermissionDenied(locked)
-    return study
 
 
 def _latest_report_job(study: Study) -> Job | None:
@@ -87,7 +73,7 @@ def _taxonomy(study: Study) -> tuple[dict[str, list[TaxonomyEntry]], dict[str, s
 @login_required
 @require_GET
 def report(request: HttpRequest, slug: str) -> HttpResponse:
-    study = _get_study_for_reporter(request.user, slug)
+    study = get_study_for_reporter(request.user, slug)
     job = _latest_report_job(study)
     ctx: dict = {"study": study, "job": job}
     if job is not None:
@@ -105,7 +91,7 @@ def report(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_GET
 def report_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
-    study = _get_study_for_reporter(request.user, slug)
+    study = get_study_for_reporter(request.user, slug)
     if fmt not in DOWNLOADS:
         raise Http404("No such format")
     job = _latest_report_job(study)

@@ -13,8 +13,9 @@
 // does an htmx request that would replace the form (p / n on the card).
 // History: a labels page is never restored from a snapshot (htmx's, or the browser's
 // back-forward cache): it is fetched again, so it shows what is stored.
-// htmx does not swap error answers by default; a refusal here (409 already decided or round
-// closed, 422 bad input) carries its message in the partial, so it is swapped in like a success.
+// A refusal (409 already decided or round closed, 422 bad input) carries its message in the
+// partial and is swapped in like a success: base.html's htmx-config (responseHandling) says
+// so for every page, not this file.
 (function () {
   // htmx runs the scripts of content it swaps in (a restored snapshot holds this one): bind
   // once per document, or one key press would toggle a type once per binding.
@@ -182,13 +183,6 @@
     // saved: nothing to warn about, even if the answer is a redirect (the last card)
     if (status >= 200 && status < 300 && elt.matches && elt.matches("form[data-hotkeys]")) {
       keepAsSaved(elt);
-    }
-  });
-  document.body.addEventListener("htmx:beforeSwap", function (e) {
-    var status = e.detail.xhr.status;
-    if (status === 409 || status === 422) {
-      e.detail.shouldSwap = true;
-      e.detail.isError = false;
     }
   });
   document.body.addEventListener("htmx:afterSwap", function (e) {

@@ -1,12 +1,15 @@
 from __future__ import annotations
 
+import json
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from annotation.demo_data import demo_conversations
+from annotation.demo import ANSWER_KEY, CONVERSATIONS, demo_conversations, native_records
+from annotation.importers import native
+from annotation.importers.base import build_conversation
 from annotation.models import Annotation, Conversation, Group, Membership, Study, Turn
 from taxonomy.models import Taxonomy
 
@@ -113,6 +116,21 @@ def test_it_ships_realistic_coding_chats_showing_every_smell(db):
     assert len(clean) > len(conversations)
     no_pandas = next(c for c in conversations if "Don't use pandas" in c.turns[0].user)
     assert "import pandas" in no_pandas.turns[1].reply
+
+
+def test_it_reads_every_record_of_the_data_file_as_a_native_record_with_turns():
+    lines = [line for line in CONVERSATIONS.read_text(encoding="utf-8").splitlines() if line]
+    records = native_records()
+    assert len(records) == len(lines) == 36
+    key = json.loads(ANSWER_KEY.read_text(encoding="utf-8"))
+    assert [r["id"] for r in records] == list(key)
+    for record in records:
+        parsed = native.parse(record, fallback_id="")
+        _, preamble, turns, warnings = build_conversation(parsed)
+        assert len(turns) >= 1 and not preamble and not warnings, record["id"]
+        assert len(turns) == len(key[record["id"]]), record["id"]
+        # the answer key stays out of what is imported: the card page shows the metadata
+        assert set(record["metadata"]) == {"title", "language", "source"}, record["id"]
 
 
 @pytest.mark.django_db

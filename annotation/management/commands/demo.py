@@ -3,15 +3,11 @@ the existing demo alone and says so; `--reset` deletes the demo study and builds
 
 from __future__ import annotations
 
-import json
-import tempfile
-from pathlib import Path
-
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from annotation.demo_data import native_records
+from annotation.demo import CONVERSATIONS
 from annotation.importers import import_files
 from annotation.models import Conversation, Group, Kind, Role, Seat, Study
 from taxonomy.models import Taxonomy
@@ -108,14 +104,11 @@ def create_demo() -> Study:
 
 
 def _import_conversations(study: Study) -> None:
-    """Write the demo records as native JSONL and import them with the real importer, so the
-    demo exercises the same path as an uploaded file."""
-    with tempfile.TemporaryDirectory(prefix="cardsort-demo-") as tmp:
-        path = Path(tmp) / "demo.jsonl"
-        with path.open("w", encoding="utf-8") as f:
-            for record in native_records():
-                f.write(json.dumps(record, ensure_ascii=False) + "\n")
-        report = import_files(study, [path], fmt="native", display_names={str(path): "demo"})
+    """Import the demo's native JSONL file with the real importer, so the demo exercises the
+    same path as an uploaded file."""
+    report = import_files(
+        study, [CONVERSATIONS], fmt="native", display_names={str(CONVERSATIONS): "demo"}
+    )
     if report.errors or not report.conversations:
         raise CommandError("demo import failed: " + "; ".join(report.errors or ["no records"]))
 
