@@ -8,7 +8,7 @@ from django import forms
 from taxonomy.models import Axis, Type
 
 from .exports import EXPORT_FORMATS
-from .models import Conversation, Group, Study
+from .models import Annotation, Conversation, Group, Source, Study
 
 
 class AnnotationForm(forms.Form):
@@ -46,6 +46,22 @@ class AnnotationForm(forms.Form):
                 raise forms.ValidationError(str(e)) from e
         data["chosen_types"] = chosen
         return data
+
+    def submit(self, *, turn, group, annotator, round: int = 1):
+        """The cleaned labels, submitted from the browser (Annotation.submit: RoundClosed
+        when the round is no longer open for them)."""
+        d = self.cleaned_data
+        return Annotation.submit(
+            turn=turn,
+            group=group,
+            annotator=annotator,
+            round=round,
+            types=d["chosen_types"],
+            note=d["note"],
+            evidence=d["evidence"],
+            confidence=d["confidence"],
+            source=Source.BROWSER,
+        )
 
 
 # -- discussion and moderation -------------------------------------------------------------

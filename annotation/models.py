@@ -725,7 +725,30 @@ class ConsensusQuerySet(models.QuerySet):
         return self.filter(is_current=True)
 
 
-class Consensus(models.Model):
+class Decision(models.Model):
+    """What a consensus and a study-level gold label share: who decided, when, on which
+    taxonomy version, why; append-only (a later decision keeps the old row, not current)."""
+
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    decided_at = models.DateTimeField(default=timezone.now)
+    taxonomy_version = models.ForeignKey(TaxonomyVersion, on_delete=models.PROTECT)
+    rationale = models.TextField(blank=True)
+    is_current = models.BooleanField(default=True)
+
+    class Meta:
+        abstract = True
+
+    def __str__(self) -> str:
+        return f"{self.turn_id}: {self.method}"
+
+    @property
+    def codes(self) -> frozenset[str]:
+        return frozenset(t.code for t in self.types.all())
+
+
+class Consensus(Decision):
     """The gold label of a card in its group, with its provenance. Append-only: a reopened
     card keeps its old consensus with is_current=False."""
 
@@ -733,14 +756,7 @@ class Consensus(models.Model):
     group = models.ForeignKey(Group, on_delete=models.CASCADE, related_name="consensus")
     types = models.ManyToManyField(Type, blank=True, related_name="consensus")
     method = models.CharField(max_length=12, choices=Method.choices)
-    decided_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
-    )
-    decided_at = models.DateTimeField(default=timezone.now)
     from_round = models.PositiveSmallIntegerField()
-    taxonomy_version = models.ForeignKey(TaxonomyVersion, on_delete=models.PROTECT)
-    rationale = models.TextField(blank=True)
-    is_current = models.BooleanField(default=True)
 
     objects = ConsensusQuerySet.as_manager()
 
@@ -755,9 +771,6 @@ class Consensus(models.Model):
             )
         ]
 
-    def __str__(self) -> str:
-        return f"{self.turn_id}: {self.method}"
-
     @classmethod
     def create_for(cls, state: CardState, method: str, types, **fields) -> Consensus:
         consensus = cls.objects.create(
@@ -771,10 +784,6 @@ class Consensus(models.Model):
         consensus.types.set(types)
         return consensus
 
-    @property
-    def codes(self) -> frozenset[str]:
-        return frozenset(t.code for t in self.types.all())
-
 
 class GoldMethod(models.TextChoices):
     GROUPS_AGREE = "groups_agree"  # every group's consensus is the same set (derived, no row)
@@ -786,7 +795,7 @@ class StudyGoldQuerySet(models.QuerySet):
         return self.filter(is_current=True)
 
 
-class StudyGold(models.Model):
+class StudyGold(Decision):
     """The study-level gold label of a card several groups labelled (an overlap card) whose
     groups' consensus labels differ: the lead decides it, with the same provenance as a
     consensus. Where the groups agree, the study gold is their common set (method
@@ -797,13 +806,6 @@ class StudyGold(models.Model):
     turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="study_gold")
     types = models.ManyToManyField(Type, blank=True, related_name="study_gold")
     method = models.CharField(max_length=12, choices=GoldMethod.choices, default=GoldMethod.LEAD)
-    decided_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
-    )
-    decided_at = models.DateTimeField(default=timezone.now)
-    taxonomy_version = models.ForeignKey(TaxonomyVersion, on_delete=models.PROTECT)
-    rationale = models.TextField(blank=True)
-    is_current = models.BooleanField(default=True)
 
     objects = StudyGoldQuerySet.as_manager()
 
@@ -814,13 +816,6 @@ class StudyGold(models.Model):
                 fields=["turn"], condition=Q(is_current=True), name="uniq_current_study_gold"
             )
         ]
-
-    def __str__(self) -> str:
-        return f"{self.turn_id}: {self.method}"
-
-    @property
-    def codes(self) -> frozenset[str]:
-        return frozenset(t.code for t in self.types.all())
 
     @classmethod
     def disputed_cards(cls, study: Study) -> list[tuple[Turn, list[Consensus]]]:

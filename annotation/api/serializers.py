@@ -123,22 +123,17 @@ class AnnotationInputSerializer(serializers.Serializer):
             raise serializers.ValidationError(str(e).removeprefix("labels: ")) from e
 
 
-class AnnotationOutputSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    turn = serializers.IntegerField(source="turn_id")
-    conversation = serializers.CharField(source="turn.conversation.external_id")
-    turn_index = serializers.IntegerField(source="turn.index")
-    annotator = serializers.CharField(source="annotator.username")
-    round = serializers.IntegerField()
-    labels = serializers.SerializerMethodField()
-    note = serializers.CharField()
-    evidence = serializers.CharField()
-    confidence = serializers.IntegerField(allow_null=True)
-    source = serializers.CharField()
-    created_at = serializers.DateTimeField()
+class AnnotationOutputSerializer(MyAnnotationOutputSerializer):
+    """An annotation in the leads' list: mine (round, labels, note, ...) plus whose and where."""
 
-    def get_labels(self, annotation) -> list[str]:
-        return _codes(annotation)
+    id = serializers.IntegerField()
+    # DESIGN.md's words, as in the annotation JSONL: `turn` is the 1-based index in the
+    # conversation; the card's database id (the cards endpoints' `id`) is `turn_id`
+    turn_id = serializers.IntegerField()
+    conversation = serializers.CharField(source="turn.conversation.external_id")
+    turn = serializers.IntegerField(source="turn.index")
+    annotator = serializers.CharField(source="annotator.username")
+    source = serializers.CharField()
 
 
 class AnnotationPageSerializer(serializers.Serializer):

@@ -17,7 +17,7 @@ from annotation.models import Proposal
 
 from ..access import get_card_for_annotator, get_study_for_user
 from ..forms import AnnotationForm
-from ..models import Annotation, CardState, CardStatus, Role, RoundClosed, Source, Study, Turn
+from ..models import Annotation, CardState, CardStatus, Role, RoundClosed, Study, Turn
 from .jobs import jobs_panel_context
 
 
@@ -114,18 +114,8 @@ def card(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
         return _render_card(
             request, study, turn, types, form=form, card_status=_card_status(turn, group), http=422
         )
-    d = form.cleaned_data
     try:
-        Annotation.submit(
-            turn=turn,
-            group=group,
-            annotator=request.user,
-            types=d["chosen_types"],
-            note=d["note"],
-            evidence=d["evidence"],
-            confidence=d["confidence"],
-            source=Source.BROWSER,
-        )
+        form.submit(turn=turn, group=group, annotator=request.user)
     except RoundClosed as e:
         # another annotator closed round 1 meanwhile: show what is stored, never the refused
         # ticks in a locked form, and say what was not saved

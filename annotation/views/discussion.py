@@ -48,7 +48,6 @@ from ..models import (
     Group,
     NotDecidable,
     RoundClosed,
-    Source,
     Study,
     Turn,
 )
@@ -166,21 +165,10 @@ def discussion(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     form = AnnotationForm(request.POST, types=study.taxonomy_version.type_list())
     if not form.is_valid():
         return _render_discussion(request, study, card, form=form, http=422)
-    d = form.cleaned_data
     try:
-        Annotation.submit(
-            turn=card.turn,
-            group=card.group,
-            annotator=request.user,
-            # the server's round, checked again under the card's lock: if the card moved on
-            # since it was read, RoundClosed, so a form never lands in a later round
-            round=card.round,
-            types=d["chosen_types"],
-            note=d["note"],
-            evidence=d["evidence"],
-            confidence=d["confidence"],
-            source=Source.BROWSER,
-        )
+        # the server's round, checked again under the card's lock: if the card moved on
+        # since it was read, RoundClosed, so a form never lands in a later round
+        form.submit(turn=card.turn, group=card.group, annotator=request.user, round=card.round)
     except RoundClosed as e:
         card = _reload(request.user, study, card)
         # the form shows what is stored, never the refused ticks; the error says why

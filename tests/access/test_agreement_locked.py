@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Annotation, Role
-from tests.conftest import make_conversation, make_group, make_user
+from tests.factories import make_conversation, make_group, make_user
 from tests.report.helpers import make_report_job
 
 pytestmark = pytest.mark.django_db

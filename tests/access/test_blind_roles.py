@@ -7,25 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.models import Annotation, Kind, Role
+from annotation.models import Kind, Role
 from tests.access.probe import Secret, leaks, sees
-from tests.conftest import make_conversation, make_group, make_user
+from tests.factories import label, make_conversation, make_group, make_user
 
 pytestmark = pytest.mark.django_db
 
 ALICE = Secret("signature_mismatch", "alice-secret-note", "alice-secret-evidence")
-
-
-def label(turn, user, *codes, note="", evidence=""):
-    types = [turn.conversation.study.taxonomy_version.types_by_code()[c] for c in codes]
-    return Annotation.submit(
-        turn=turn,
-        group=turn.conversation.groups.get(),
-        annotator=user,
-        types=types,
-        note=note,
-        evidence=evidence,
-    )
 
 
 def make_viewer(study, kind: str):
@@ -85,7 +73,7 @@ def test_it_shows_round_1_to_a_lead_or_moderator_who_does_not_annotate(study, ki
 
 
 def test_it_lists_round_1_in_the_api_for_a_lead_who_does_not_annotate(study):
-    from tests.api.conftest import token_client
+    from tests.factories import token_client
 
     lead = make_viewer(study, "lead")
     turn, _ = card_of_group_a(study, lead, "lead", viewer_annotates=False)
@@ -98,7 +86,7 @@ def test_it_lists_round_1_in_the_api_for_a_lead_who_does_not_annotate(study):
 
 
 def test_it_lists_an_annotating_leads_own_rows_but_not_the_others(study):
-    from tests.api.conftest import token_client
+    from tests.factories import token_client
 
     lead = make_viewer(study, "lead")
     turn, _ = card_of_group_a(study, lead, "lead", viewer_annotates=True)

@@ -6,7 +6,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import Annotation, Conversation, Turn
-from tests.conftest import make_conversation, make_group, make_user
+from tests.factories import make_conversation, make_group, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -223,7 +223,7 @@ def test_card_view_and_label_submit_use_the_same_queries_at_10_and_10000_convers
 
 
 def test_it_enforces_single_select_and_max_labels_axes(client, alice, bob):
-    from tests.conftest import make_study
+    from tests.factories import make_study
 
     study = make_study("agents", taxonomy="agent-misalignment")
     group = make_group(study, "g", [alice, bob])

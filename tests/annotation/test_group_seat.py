@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Membership, Role, Seat, SeatRefused
-from tests.conftest import make_group
+from tests.factories import make_group
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from annotation.models import (
     Method,
     RoundClosed,
 )
-from tests.conftest import make_conversation, make_group, make_user
+from tests.factories import label, make_conversation, make_group, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -33,18 +33,6 @@ def types(study, *codes):
     return [by_code[c] for c in codes]
 
 
-def submit(turn, user, *codes, round=1, **fields):
-    study = turn.conversation.study
-    return Annotation.submit(
-        turn=turn,
-        group=turn.conversation.groups.get(),
-        annotator=user,
-        round=round,
-        types=types(study, *codes),
-        **fields,
-    )
-
-
 def state_of(turn):
     return CardState.objects.get(turn=turn)
 
@@ -54,9 +42,9 @@ def current_consensus(turn):
 
 
 def test_identical_round_1_sets_make_a_unanimous_consensus(turn, alice, bob):
-    submit(turn, alice, "code_rollback", "must_do_omission")
+    label(turn, alice, "code_rollback", "must_do_omission")
     assert state_of(turn).status == CardStatus.OPEN
-    submit(turn, bob, "must_do_omission", "code_rollback")
+    label(turn, bob, "must_do_omission", "code_rollback")
     state = state_of(turn)
     assert (state.status, state.round) == (CardStatus.AGREED, 1)
     consensus = current_consensus(turn)
@@ -67,18 +55,18 @@ def test_identical_round_1_sets_make_a_unanimous_consensus(turn, alice, bob):
 
 
 def test_two_no_smell_sets_agree_too(turn, alice, bob):
-    submit(turn, alice)
-    submit(turn, bob)
+    label(turn, alice)
+    label(turn, bob)
     assert current_consensus(turn).codes == frozenset()
 
 
 def test_different_sets_open_round_2_and_agreement_there_is_discussion(turn, alice, bob):
-    first = submit(turn, alice, "code_rollback")
-    submit(turn, bob, "repetitive_response")
+    first = label(turn, alice, "code_rollback")
+    label(turn, bob, "repetitive_response")
     assert (state_of(turn).status, state_of(turn).round) == (CardStatus.DISPUTED, 2)
     assert not Consensus.objects.filter(turn=turn).exists()
-    submit(turn, alice, "repetitive_response", round=2)
-    submit(turn, bob, "repetitive_response", round=2)
+    label(turn, alice, "repetitive_response", round=2)
+    label(turn, bob, "repetitive_response", round=2)
     consensus = current_consensus(turn)
     assert (consensus.method, consensus.from_round) == (Method.DISCUSSION, 2)
     # round 1 stays exactly as first submitted
@@ -87,58 +75,58 @@ def test_different_sets_open_round_2_and_agreement_there_is_discussion(turn, ali
 
 
 def test_still_different_after_the_discussion_rounds_is_escalated(turn, alice, bob):
-    submit(turn, alice, "code_rollback")
-    submit(turn, bob)
-    submit(turn, alice, "code_rollback", round=2)
-    submit(turn, bob, round=2)
+    label(turn, alice, "code_rollback")
+    label(turn, bob)
+    label(turn, alice, "code_rollback", round=2)
+    label(turn, bob, round=2)
     assert state_of(turn).status == CardStatus.ESCALATED
     with pytest.raises(RoundClosed):
-        submit(turn, alice, round=2)
+        label(turn, alice, round=2)
 
 
 def test_a_study_may_allow_more_discussion_rounds(study, turn, alice, bob):
     study.discussion_rounds = 2
     study.save()
-    submit(turn, alice, "code_rollback")
-    submit(turn, bob)
-    submit(turn, alice, "code_rollback", round=2)
-    submit(turn, bob, round=2)
+    label(turn, alice, "code_rollback")
+    label(turn, bob)
+    label(turn, alice, "code_rollback", round=2)
+    label(turn, bob, round=2)
     assert (state_of(turn).status, state_of(turn).round) == (CardStatus.DISPUTED, 3)
-    submit(turn, alice, round=3)
-    submit(turn, bob, round=3)
+    label(turn, alice, round=3)
+    label(turn, bob, round=3)
     assert (current_consensus(turn).method, current_consensus(turn).from_round) == ("discussion", 3)
 
 
 def test_in_a_group_of_three_everyone_must_agree(study, charlie, alice, bob):
     group = make_group(study, "trio", [alice, bob, charlie])
     turn = make_conversation(study, "c3", n_turns=1, group=group).turns.get()
-    submit(turn, alice, "code_rollback")
-    submit(turn, bob, "code_rollback")
+    label(turn, alice, "code_rollback")
+    label(turn, bob, "code_rollback")
     assert state_of(turn).status == CardStatus.OPEN
-    submit(turn, charlie)
+    label(turn, charlie)
     assert state_of(turn).status == CardStatus.DISPUTED
     for user in (alice, bob, charlie):
-        submit(turn, user, "code_rollback", round=2)
+        label(turn, user, "code_rollback", round=2)
     assert current_consensus(turn).method == Method.DISCUSSION
 
 
 def test_rounds_are_enforced(turn, alice, bob):
     with pytest.raises(RoundClosed, match="Round 2 is not open"):
-        submit(turn, alice, round=2)
-    submit(turn, alice, "code_rollback")
-    submit(turn, alice, "repetitive_response")  # round 1 still open: may change
-    submit(turn, bob, "repetitive_response")
+        label(turn, alice, round=2)
+    label(turn, alice, "code_rollback")
+    label(turn, alice, "repetitive_response")  # round 1 still open: may change
+    label(turn, bob, "repetitive_response")
     with pytest.raises(RoundClosed, match="left round 1"):
-        submit(turn, alice, "code_rollback")
+        label(turn, alice, "code_rollback")
     with pytest.raises(RoundClosed):
-        submit(turn, alice, round=3)
+        label(turn, alice, round=3)
 
 
 def test_the_moderator_decides_once(turn, alice, bob, group):
-    submit(turn, alice, "code_rollback")
-    submit(turn, bob)
-    submit(turn, alice, "code_rollback", round=2)
-    submit(turn, bob, round=2)
+    label(turn, alice, "code_rollback")
+    label(turn, bob)
+    label(turn, alice, "code_rollback", round=2)
+    label(turn, bob, round=2)
     study = turn.conversation.study
     consensus = CardState.decide(
         turn, group, group.moderator, types(study, "code_rollback"), "the diff shows it"
@@ -156,33 +144,33 @@ def test_the_moderator_decides_once(turn, alice, bob, group):
 
 
 def test_a_moderator_may_decide_before_escalation(turn, alice, bob, group):
-    submit(turn, alice, "code_rollback")
-    submit(turn, bob)
+    label(turn, alice, "code_rollback")
+    label(turn, bob)
     CardState.decide(turn, group, group.moderator, [], "no smell here")
     assert current_consensus(turn).codes == frozenset()
     with pytest.raises(RoundClosed):
-        submit(turn, alice, round=2)
+        label(turn, alice, round=2)
 
 
 def test_submitting_the_same_labels_twice_writes_one_row(turn, alice):
-    a = submit(turn, alice, "code_rollback", note="n")
-    b = submit(turn, alice, "code_rollback", note="n")
+    a = label(turn, alice, "code_rollback", note="n")
+    b = label(turn, alice, "code_rollback", note="n")
     assert a.pk == b.pk
     assert Annotation.objects.filter(turn=turn, annotator=alice).count() == 1
-    submit(turn, alice, "code_rollback", note="changed my note")
+    label(turn, alice, "code_rollback", note="changed my note")
     assert Annotation.objects.filter(turn=turn, annotator=alice).count() == 2
 
 
 def test_reopening_keeps_the_old_consensus_as_history(turn, alice, bob):
-    submit(turn, alice)
-    submit(turn, bob)
+    label(turn, alice)
+    label(turn, bob)
     state_of(turn).reopen()
     state = state_of(turn)
     assert (state.status, state.round) == (CardStatus.DISPUTED, 2)
     old = Consensus.objects.get(turn=turn)
     assert not old.is_current and old.method == Method.UNANIMOUS
-    submit(turn, alice, "code_rollback", round=2)
-    submit(turn, bob, "code_rollback", round=2)
+    label(turn, alice, "code_rollback", round=2)
+    label(turn, bob, "code_rollback", round=2)
     assert current_consensus(turn).codes == {"code_rollback"}
     assert Consensus.objects.filter(turn=turn).count() == 2
 
@@ -191,7 +179,7 @@ def test_it_makes_a_single_annotators_labels_the_consensus_of_their_group(study,
     # DESIGN.md: a group of one annotator has no rounds; its labels are its consensus
     group = make_group(study, "solo", [alice])
     turn = make_conversation(study, "c9", n_turns=1, group=group).turns.get()
-    submit(turn, alice, "code_rollback")
+    label(turn, alice, "code_rollback")
     assert state_of(turn).status == CardStatus.AGREED
     consensus = current_consensus(turn)
     assert (consensus.method, consensus.codes, consensus.from_round) == (
@@ -212,9 +200,9 @@ def test_it_waits_for_an_empty_group_to_get_annotators(study, alice):
 
 def test_counts_by_group(study, turn, alice, bob, group):
     other = make_conversation(study, "c2", n_turns=2, group=group)
-    submit(turn, alice)
-    submit(turn, bob)
+    label(turn, alice)
+    label(turn, bob)
     t1 = other.turns.get(index=1)
-    submit(t1, alice)
-    submit(t1, bob, "code_rollback")
+    label(t1, alice)
+    label(t1, bob, "code_rollback")
     assert CardState.objects.counts_by_group(study) == {group.pk: {"agreed": 1, "disputed": 1}}

@@ -5,20 +5,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation.models import Annotation
-from tests.conftest import make_conversation, make_group
+from tests.factories import label, make_conversation, make_group
 
 pytestmark = pytest.mark.django_db
-
-
-def submit(turn, user, *codes):
-    by_code = turn.conversation.study.taxonomy_version.types_by_code()
-    Annotation.submit(
-        turn=turn,
-        group=turn.conversation.groups.get(),
-        annotator=user,
-        types=[by_code[c] for c in codes],
-    )
 
 
 @pytest.fixture
@@ -28,10 +17,10 @@ def groups(study, alice, bob, charlie):
     c1 = make_conversation(study, "c1", n_turns=3, group=g1)
     make_conversation(study, "c2", n_turns=2, group=g2)
     t1, t2, _ = c1.turns.all()
-    submit(t1, alice)
-    submit(t1, bob)  # agreed
-    submit(t2, alice, "code_rollback")
-    submit(t2, bob)  # disputed
+    label(t1, alice)
+    label(t1, bob)  # agreed
+    label(t2, alice, "code_rollback")
+    label(t2, bob)  # disputed
     return g1, g2
 
 

@@ -1,19 +1,10 @@
-"""API clients authenticated the way scripts are: with a DRF token."""
+"""The API tests' cards: two groups, three and two cards."""
 
 from __future__ import annotations
 
 import pytest
-from rest_framework.authtoken.models import Token
-from rest_framework.test import APIClient
 
-from tests.conftest import make_conversation, make_group, make_user
-
-
-def token_client(user) -> APIClient:
-    token, _ = Token.objects.get_or_create(user=user)
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-    return client
+from tests.factories import make_conversation, make_group, make_user
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Annotation, CardState
-from tests.api.conftest import token_client
 from tests.api.test_cards import label, url
+from tests.factories import token_client
 
 pytestmark = pytest.mark.django_db
 

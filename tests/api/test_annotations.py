@@ -3,17 +3,9 @@ from __future__ import annotations
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import Annotation
-from tests.api.conftest import token_client
-from tests.conftest import make_conversation
+from tests.factories import label, make_conversation, token_client
 
 URL = "/api/studies/s1/annotations/"
-
-
-def label(turn, user, *codes: str, round: int = 1) -> Annotation:
-    types = [turn.conversation.study.taxonomy_version.types_by_code()[c] for c in codes]
-    group = turn.conversation.groups.get()
-    return Annotation.submit(turn=turn, group=group, annotator=user, types=types, round=round)
 
 
 def test_it_lists_all_current_annotations_for_a_lead(cards_setup, alice, bob, lead):
@@ -30,12 +22,14 @@ def test_it_lists_all_current_annotations_for_a_lead(cards_setup, alice, bob, le
     assert data["count"] == 2
     rows = data["results"]
     assert [r["id"] for r in rows] == [mine.pk, bobs.pk]
-    assert {k: rows[0][k] for k in ("turn", "conversation", "turn_index", "annotator")} == {
-        "turn": turn.pk,
+    # `turn` as in the annotation JSONL (the 1-based index); the card's id is `turn_id`
+    assert {k: rows[0][k] for k in ("turn_id", "conversation", "turn", "annotator")} == {
+        "turn_id": turn.pk,
         "conversation": "c1",
-        "turn_index": 2,
+        "turn": 2,
         "annotator": "alice",
     }
+    assert "turn_index" not in rows[0]
     assert rows[0]["labels"] == ["ambiguous_instruction", "incomplete_instruction"]
     assert (rows[1]["annotator"], rows[1]["labels"], rows[1]["round"]) == ("bob", [], 1)
     assert rows[0]["created_at"]

@@ -5,14 +5,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Annotation, Source
-from tests.api.conftest import token_client
-from tests.conftest import make_conversation, make_group, make_user
-
-
-def label(turn, user, *codes: str, round: int = 1) -> Annotation:
-    types = [turn.conversation.study.taxonomy_version.types_by_code()[c] for c in codes]
-    group = turn.conversation.groups.get()
-    return Annotation.submit(turn=turn, group=group, annotator=user, types=types, round=round)
+from tests.factories import label, make_conversation, make_group, make_user, token_client
 
 
 def url(turn=None, suffix: str = "") -> str:
@@ -216,7 +209,7 @@ def test_it_accepts_round2_only_after_round1(cards_setup, alice, bob):
 
 
 def test_it_enforces_the_axis_selection_limits(alice):
-    from tests.conftest import make_study
+    from tests.factories import make_study
 
     study = make_study("s1", taxonomy="agent-misalignment")
     group = make_group(study, "g1", annotators=[alice, make_user("bob")])

@@ -9,8 +9,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation.models import Annotation, Job, JobStatus
-from tests.api.conftest import token_client
-from tests.conftest import make_conversation
+from tests.factories import make_conversation, token_client
 
 pytestmark = pytest.mark.django_db
 

@@ -3,8 +3,7 @@ from __future__ import annotations
 from rest_framework.test import APIClient
 
 from annotation.models import Kind, Role
-from tests.api.conftest import token_client
-from tests.conftest import make_study, make_user
+from tests.factories import make_study, make_user, token_client
 
 
 def test_it_requires_authentication(study):

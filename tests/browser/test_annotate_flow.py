@@ -8,7 +8,7 @@ import re
 import pytest
 
 from annotation.models import Annotation
-from tests.conftest import make_conversation, make_group
+from tests.factories import make_conversation, make_group
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -16,7 +16,7 @@ from tests.browser.pages import (
     submit_with_enter,
     wait_for_card,
 )
-from tests.conftest import make_conversation, make_group
+from tests.factories import make_conversation, make_group
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Kind, Proposal, Role
-from tests.conftest import make_conversation, make_group, make_user
+from tests.factories import make_conversation, make_group, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

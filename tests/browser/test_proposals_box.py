@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Annotation, Proposal
-from tests.conftest import make_conversation, make_group
+from tests.factories import make_conversation, make_group
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

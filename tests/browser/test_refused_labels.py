@@ -15,8 +15,7 @@ from tests.browser.pages import (
     log_in,
     open_card,
 )
-from tests.conftest import make_conversation, make_group, make_user
-from tests.discussion.conftest import label
+from tests.factories import label, make_conversation, make_group, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -8,7 +8,7 @@ import pytest
 
 from annotation.models import Annotation, Consensus
 from tests.browser.test_annotate_flow import log_in, submit_with_enter
-from tests.conftest import make_conversation, make_group, make_user
+from tests.factories import make_conversation, make_group, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -10,7 +10,7 @@ import pytest
 from annotation.models import Annotation
 from taxonomy.models import Taxonomy
 from tests.browser.pages import checked_codes, log_in, open_card, submit_with_enter
-from tests.conftest import make_conversation, make_group, make_study
+from tests.factories import make_conversation, make_group, make_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -17,8 +17,7 @@ from tests.browser.pages import (
     submit_with_enter,
     wait_for_card,
 )
-from tests.conftest import make_conversation, make_group
-from tests.discussion.conftest import label
+from tests.factories import label, make_conversation, make_group
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -4,7 +4,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Study
-from tests.conftest import make_study
+from tests.factories import make_study
 
 
 def test_it_creates_a_study_on_the_default_taxonomy(db, capsys):

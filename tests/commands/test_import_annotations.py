@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from annotation.models import Annotation, Conversation, Group, Membership, Role, Source
-from tests.conftest import make_conversation, make_group, make_study
+from tests.factories import make_conversation, make_group, make_study
 
 
 def write_jsonl(path: Path, *lines: dict | str) -> Path:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from annotation.importers import label_batch
 from annotation.importers.annotations import import_annotations
 from annotation.models import Annotation, CardState, Consensus, RoundClosed, Source
-from tests.conftest import make_conversation, make_group, make_user
+from tests.factories import make_conversation, make_group, make_user
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from django.core.management import call_command
 from annotation.agreement.data import compute_study_report
 from annotation.importers.annotations import import_annotations
 from annotation.models import Annotation, CardState, CardStatus, Consensus
-from tests.conftest import make_conversation, make_group
+from tests.factories import make_conversation, make_group
 
 pytestmark = pytest.mark.django_db
 

@@ -19,7 +19,7 @@ from annotation.models import (
     Consensus,
     Method,
 )
-from tests.conftest import make_conversation, make_group, make_study, make_user
+from tests.factories import label, make_conversation, make_group, make_study, make_user
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -60,16 +60,6 @@ def types(study, *codes):
     return [by_code[c] for c in codes]
 
 
-def submit(turn, user, *codes, round=1):
-    return Annotation.submit(
-        turn=turn,
-        group=turn.conversation.groups.get(),
-        annotator=user,
-        round=round,
-        types=types(turn.conversation.study, *codes),
-    )
-
-
 @pytest.fixture
 def setup():
     study = make_study()
@@ -83,10 +73,10 @@ def test_it_lets_one_of_two_moderators_decide_a_card(setup):
     study, group, turns, alice, bob, _ = setup
     lead = make_user("lead")
     for turn in turns:
-        submit(turn, alice, ROLLBACK)
-        submit(turn, bob)
-        submit(turn, alice, ROLLBACK, round=2)
-        submit(turn, bob, round=2)
+        label(turn, alice, ROLLBACK)
+        label(turn, bob)
+        label(turn, alice, ROLLBACK, round=2)
+        label(turn, bob, round=2)
     assert set(CardState.objects.values_list("status", flat=True)) == {CardStatus.ESCALATED}
 
     mod_results, lead_results = race(
@@ -117,13 +107,13 @@ def test_the_last_two_round_1_labels_always_move_the_card_on(setup, third_annota
         # submits also race to create it
         group.annotators.add(charlie)
         for turn in turns:
-            submit(turn, charlie, ROLLBACK)
+            label(turn, charlie, ROLLBACK)
     # even cards: the same set from both (agreed); odd cards: different sets (disputed)
     bobs = [[ROLLBACK] if i % 2 == 0 else [INCOMPLETE] for i in range(N_CARDS)]
 
     race(
-        lambda i: submit(turns[i], alice, ROLLBACK),
-        lambda i: submit(turns[i], bob, *bobs[i]),
+        lambda i: label(turns[i], alice, ROLLBACK),
+        lambda i: label(turns[i], bob, *bobs[i]),
     )
 
     for i, turn in enumerate(turns):
@@ -147,8 +137,8 @@ def test_a_double_submitted_annotation_is_recorded_once(setup):
     _, _, turns, alice, _, _ = setup
 
     first, second = race(
-        lambda i: submit(turns[i], alice, ROLLBACK),
-        lambda i: submit(turns[i], alice, ROLLBACK),
+        lambda i: label(turns[i], alice, ROLLBACK),
+        lambda i: label(turns[i], alice, ROLLBACK),
     )
 
     for turn, a, b in zip(turns, first, second, strict=True):
@@ -163,8 +153,8 @@ def test_two_different_concurrent_submits_of_one_user_both_land(setup):
     _, _, turns, alice, _, _ = setup
 
     race(
-        lambda i: submit(turns[i], alice, ROLLBACK),
-        lambda i: submit(turns[i], alice, INCOMPLETE),
+        lambda i: label(turns[i], alice, ROLLBACK),
+        lambda i: label(turns[i], alice, INCOMPLETE),
     )
 
     for turn in turns:

@@ -15,7 +15,7 @@ from django.db import connection
 from annotation.importers import label_batch
 from annotation.importers.annotations import import_annotations
 from annotation.models import Annotation, CardState, CardStatus, Consensus, Method
-from tests.conftest import make_conversation, make_group, make_study, make_user
+from tests.factories import make_conversation, make_group, make_study, make_user
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 

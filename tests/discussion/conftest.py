@@ -4,25 +4,10 @@ dora, moderated by "mod-b"), one three-turn conversation each."""
 from __future__ import annotations
 
 import pytest
-from django.urls import reverse
 
-from annotation.models import Annotation, Turn
-from tests.conftest import make_conversation, make_group, make_user
+from tests.factories import label, make_conversation, make_group, make_user
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
-
-
-def label(turn: Turn, user, *codes: str, round: int = 1, note: str = "") -> Annotation:
-    """Labels through the same entry point as the pages (Annotation.submit)."""
-    types = [turn.conversation.study.taxonomy_version.types_by_code()[c] for c in codes]
-    group = turn.conversation.groups.get()
-    return Annotation.submit(
-        turn=turn, group=group, annotator=user, types=types, round=round, note=note
-    )
-
-
-def url(name: str, turn: Turn | None = None, slug: str = "s1") -> str:
-    return reverse(name, args=[slug] if turn is None else [slug, turn.pk])
 
 
 @pytest.fixture

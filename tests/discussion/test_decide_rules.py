@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import CardState, CardStatus, Consensus, NotDecidable, Role
-from tests.conftest import make_conversation, make_group, make_user
-from tests.discussion.conftest import HTMX, label, url
+from tests.factories import HTMX, label, make_conversation, make_group, make_user, study_url
 
 pytestmark = pytest.mark.django_db
 
@@ -50,7 +49,7 @@ def test_it_refuses_the_page_decision_on_an_open_card(client, alice, moderator, 
     label(turn, alice, "ambiguous_instruction")
     client.force_login(moderator)
 
-    response = client.post(url("decide", turn), DECISION, **headers)
+    response = client.post(study_url("decide", turn), DECISION, **headers)
 
     assert response.status_code == 409
     assert "Round 1 is still open" in response.content.decode()
@@ -66,8 +65,8 @@ def test_it_refuses_a_decision_to_a_lead_who_annotates_the_card(client, study, a
     label(turn, lead, "must_do_omission")
     client.force_login(lead)
 
-    page = client.get(url("discussion", turn)).content.decode()
-    response = client.post(url("decide", turn), DECISION)
+    page = client.get(study_url("discussion", turn)).content.decode()
+    response = client.post(study_url("decide", turn), DECISION)
 
     assert 'id="decide"' not in page
     assert response.status_code == 403
@@ -78,7 +77,7 @@ def test_it_refuses_a_decision_to_a_lead_who_annotates_the_card(client, study, a
 def test_it_lets_a_lead_who_does_not_annotate_decide(client, lead, disputed):
     client.force_login(lead)
 
-    response = client.post(url("decide", disputed), DECISION)
+    response = client.post(study_url("decide", disputed), DECISION)
 
     assert response.status_code == 302
     assert Consensus.objects.get(turn=disputed).decided_by == lead
@@ -88,5 +87,5 @@ def test_it_refuses_a_decision_to_another_groups_moderator(client, disputed, tur
     other = turns_b[0].conversation.groups.get().moderator
     client.force_login(other)
 
-    assert client.post(url("decide", disputed), DECISION).status_code == 404
+    assert client.post(study_url("decide", disputed), DECISION).status_code == 404
     assert not Consensus.objects.exists()

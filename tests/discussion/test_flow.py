@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Annotation, CardState, Comment, Consensus
-from tests.conftest import make_conversation, make_group
-from tests.discussion.conftest import HTMX, url
+from tests.factories import HTMX, make_conversation, make_group, study_url
 
 pytestmark = pytest.mark.django_db
 
@@ -16,14 +15,14 @@ def card_labels(client, user, turn, *codes, note=""):
     """Round 1 through the annotator's card page."""
     client.force_login(user)
     data = {"types": list(codes), "note": note} if codes else {"no_smell": "1", "note": note}
-    response = client.post(url("card", turn), data, **HTMX)
+    response = client.post(study_url("card", turn), data, **HTMX)
     assert response.status_code == 200, response.content.decode()[:500]
 
 
 def discussion_labels(client, user, turn, *codes, round=2, htmx=True, note=""):
     client.force_login(user)
     data = {"types": list(codes), "round": round, "note": note}
-    return client.post(url("discussion", turn), data, **(HTMX if htmx else {}))
+    return client.post(study_url("discussion", turn), data, **(HTMX if htmx else {}))
 
 
 def state_of(turn) -> tuple[str, int]:
@@ -47,7 +46,7 @@ def test_it_agrees_unanimously_in_round_1(client, alice, bob, turns_a):
         1,
         frozenset({"code_rollback"}),
     )
-    html = client.get(url("discussion", turn)).content.decode()
+    html = client.get(study_url("discussion", turn)).content.decode()
     assert 'data-method="unanimous"' in html
     assert 'id="revise"' not in html  # nothing left to revise
 
@@ -61,7 +60,7 @@ def test_it_reaches_consensus_by_discussion(client, alice, bob, turns_a):
 
     # alice sees bob's labels and note, and her own form prefilled with her round-1 labels
     client.force_login(alice)
-    html = client.get(url("discussion", turn)).content.decode()
+    html = client.get(study_url("discussion", turn)).content.decode()
     assert "bob thinks omission" in html and "Must-Do Omission" in html
     assert 'value="ambiguous_instruction" data-hotkey="1" checked' in html
     assert "Save labels for round 2" in html
@@ -79,7 +78,7 @@ def test_it_reaches_consensus_by_discussion(client, alice, bob, turns_a):
     assert consensus.codes == frozenset({"must_do_omission"})
     assert round_1(turn) == before  # same rows, same types, still current
 
-    html = client.get(url("discussion", turn)).content.decode()
+    html = client.get(study_url("discussion", turn)).content.decode()
     assert 'data-method="discussion"' in html and "changed since round 1" in html
 
 
@@ -97,18 +96,18 @@ def test_it_escalates_and_the_moderator_decides(client, alice, bob, moderator, t
     assert "Round 2 is not open for this card (it is escalated)" in response.content.decode()
 
     client.force_login(moderator)
-    queue = client.get(url("moderate_queue")).content.decode()
+    queue = client.get(study_url("moderate_queue")).content.decode()
     assert f'data-turn-id="{turn.pk}" data-status="escalated"' in queue
-    page = client.get(url("discussion", turn)).content.decode()
+    page = client.get(study_url("discussion", turn)).content.decode()
     assert 'id="decide"' in page
 
-    missing = client.post(url("decide", turn), {"types": ["must_do_omission"]}, **HTMX)
+    missing = client.post(study_url("decide", turn), {"types": ["must_do_omission"]}, **HTMX)
     assert missing.status_code == 422
     assert "Rationale" in missing.content.decode()
     assert not Consensus.objects.exists()
 
     data = {"types": ["ambiguous_instruction", "must_do_omission"], "rationale": "both hold"}
-    response = client.post(url("decide", turn), data, **HTMX)
+    response = client.post(study_url("decide", turn), data, **HTMX)
     assert response.status_code == 200
     consensus = Consensus.objects.get(turn=turn)
     assert (consensus.method, consensus.decided_by, consensus.rationale) == (
@@ -126,10 +125,12 @@ def test_it_escalates_and_the_moderator_decides(client, alice, bob, moderator, t
 def test_it_decides_once_when_the_decision_is_posted_twice(client, moderator, disputed):
     client.force_login(moderator)
     data = {"types": ["code_rollback"], "rationale": "rollback"}
-    first = client.post(url("decide", disputed), data)
+    first = client.post(study_url("decide", disputed), data)
     assert first.status_code == 302
     for headers in ({}, HTMX):
-        again = client.post(url("decide", disputed), {"no_smell": "1", "rationale": "x"}, **headers)
+        again = client.post(
+            study_url("decide", disputed), {"no_smell": "1", "rationale": "x"}, **headers
+        )
         assert again.status_code == 409
         html = again.content.decode()
         assert "already has a consensus (moderator, by moderator" in html
@@ -140,9 +141,13 @@ def test_it_decides_once_when_the_decision_is_posted_twice(client, moderator, di
 
 def test_it_lets_the_moderator_step_in_before_escalation(client, alice, moderator, disputed):
     client.force_login(moderator)
-    r = client.post(url("comment", disputed), {"text": "Look at the second sentence."}, **HTMX)
+    r = client.post(
+        study_url("comment", disputed), {"text": "Look at the second sentence."}, **HTMX
+    )
     assert r.status_code == 200
-    client.post(url("decide", disputed), {"types": ["code_rollback"], "rationale": "see thread"})
+    client.post(
+        study_url("decide", disputed), {"types": ["code_rollback"], "rationale": "see thread"}
+    )
     assert state_of(disputed)[0] == "agreed"
     # alice's round-2 form is gone and a late post is refused without a new row
     response = discussion_labels(client, alice, disputed, "code_rollback")
@@ -179,7 +184,7 @@ def test_it_runs_two_discussion_rounds_when_configured(client, study, alice, bob
     discussion_labels(client, bob, disputed, "must_do_omission")
     assert state_of(disputed) == ("disputed", 3)
     client.force_login(alice)
-    html = client.get(url("discussion", disputed)).content.decode()
+    html = client.get(study_url("discussion", disputed)).content.decode()
     assert "Save labels for round 3" in html
     assert 'data-round="3"' in html
 
@@ -207,7 +212,7 @@ def test_it_needs_all_three_of_a_group_of_three(client, study, alice, bob, dora)
     assert state_of(turn) == ("disputed", 2)
 
     client.force_login(dora)
-    html = client.get(url("discussion", turn)).content.decode()
+    html = client.get(study_url("discussion", turn)).content.decode()
     assert html.count('<td data-annotator="') == 3 * 2  # three columns, rounds 1 and 2
 
     discussion_labels(client, alice, turn, "code_rollback")
@@ -222,11 +227,11 @@ def test_it_shows_comments_in_order_with_their_authors(client, alice, bob, dispu
     posts = [(alice, "First, from alice."), (bob, "Then bob."), (alice, "Alice again.")]
     for user, text in posts:
         client.force_login(user)
-        response = client.post(url("comment", disputed), {"text": text}, **HTMX)
+        response = client.post(study_url("comment", disputed), {"text": text}, **HTMX)
         assert response.status_code == 200
         assert response.content.decode().lstrip().startswith('<section class="panel" id="thread">')
 
-    html = client.get(url("discussion", disputed)).content.decode()
+    html = client.get(study_url("discussion", disputed)).content.decode()
     positions = [html.index(text) for _, text in posts]
     assert positions == sorted(positions)
     assert html.count('data-author="alice"') == 2 and html.count('data-author="bob"') == 1
@@ -240,13 +245,15 @@ def test_it_shows_comments_in_order_with_their_authors(client, alice, bob, dispu
 
 def test_it_refuses_an_empty_comment_and_a_duplicate(client, alice, disputed):
     client.force_login(alice)
-    response = client.post(url("comment", disputed), {"text": "   "}, **HTMX)
+    response = client.post(study_url("comment", disputed), {"text": "   "}, **HTMX)
     assert response.status_code == 422
     assert "Write a comment before sending it." in response.content.decode()
     assert not Comment.objects.exists()
 
     for _ in range(2):
-        assert client.post(url("comment", disputed), {"text": "Same words"}).status_code == 302
+        assert (
+            client.post(study_url("comment", disputed), {"text": "Same words"}).status_code == 302
+        )
     assert Comment.objects.count() == 1
 
 

@@ -7,7 +7,7 @@ import re
 from django.urls import reverse
 
 from annotation.models import Proposal
-from tests.discussion.conftest import label, url
+from tests.factories import label, study_url
 
 
 def _visible_text(html: str) -> str:
@@ -17,7 +17,7 @@ def _visible_text(html: str) -> str:
 
 def test_the_moderation_queue_shows_type_names(client, moderator, disputed):
     client.force_login(moderator)
-    text = _visible_text(client.get(url("moderate_queue")).content.decode())
+    text = _visible_text(client.get(study_url("moderate_queue")).content.decode())
     assert "Ambiguous Instruction" in text and "Must-Do Omission" in text
     assert "ambiguous_instruction" not in text and "must_do_omission" not in text
 
@@ -31,7 +31,7 @@ def test_mapped_proposals_show_the_types_name(client, study, lead, alice, bob, t
     label(turns_a[0], bob, "code_rollback")
     client.force_login(lead)
     for page in (
-        client.get(url("card_timeline", turns_a[0])),
+        client.get(study_url("card_timeline", turns_a[0])),
         client.get(reverse("proposals", args=[study.slug])),
     ):
         text = _visible_text(page.content.decode())

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Annotation, Comment, Consensus
-from tests.discussion.conftest import HTMX, url
+from tests.factories import HTMX, study_url
 
 pytestmark = pytest.mark.django_db
 
@@ -16,7 +16,7 @@ NUL = "before\x00after"
 
 def check_comment(client, alice, disputed, headers):
     client.force_login(alice)
-    response = client.post(url("comment", disputed), {"text": NUL}, **headers)
+    response = client.post(study_url("comment", disputed), {"text": NUL}, **headers)
     assert response.status_code == 422
     assert "Comment: Null characters are not allowed." in response.content.decode()
     assert not Comment.objects.exists()
@@ -25,7 +25,7 @@ def check_comment(client, alice, disputed, headers):
 def check_note(client, alice, disputed, headers, field):
     client.force_login(alice)
     data = {"types": ["code_rollback"], "round": "2", field: NUL}
-    response = client.post(url("discussion", disputed), data, **headers)
+    response = client.post(study_url("discussion", disputed), data, **headers)
     assert response.status_code == 422
     html = response.content.decode()
     assert f"{field.capitalize()}: Null characters are not allowed." in html
@@ -35,7 +35,7 @@ def check_note(client, alice, disputed, headers, field):
 def check_rationale(client, moderator, disputed, headers):
     client.force_login(moderator)
     data = {"types": ["code_rollback"], "rationale": NUL}
-    response = client.post(url("decide", disputed), data, **headers)
+    response = client.post(study_url("decide", disputed), data, **headers)
     assert response.status_code == 422
     html = response.content.decode()
     assert "Rationale: Null characters are not allowed." in html

@@ -9,8 +9,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tests.conftest import make_conversation
-from tests.discussion.conftest import label, url
+from tests.factories import label, make_conversation, study_url
 
 pytestmark = pytest.mark.django_db
 
@@ -39,7 +38,7 @@ def test_it_splits_my_disputed_cards_into_my_turn_and_waiting(client, alice, bob
     label(t3, alice, "code_rollback")  # still round 1: not a card to discuss
 
     client.force_login(alice)
-    html = client.get(url("discuss_queue")).content.decode()
+    html = client.get(study_url("discuss_queue")).content.decode()
     mine, waiting = rows(html, "your-turn"), rows(html, "waiting")
     assert f'data-turn-id="{t1.pk}"' in mine and f'data-turn-id="{t2.pk}"' not in mine
     assert f'data-turn-id="{t2.pk}"' in waiting and f'data-turn-id="{t1.pk}"' not in waiting
@@ -47,7 +46,7 @@ def test_it_splits_my_disputed_cards_into_my_turn_and_waiting(client, alice, bob
     assert '<span class="count">1</span>' in mine
 
     client.force_login(bob)
-    html = client.get(url("discuss_queue")).content.decode()
+    html = client.get(study_url("discuss_queue")).content.decode()
     assert f'data-turn-id="{t2.pk}"' in rows(html, "your-turn")
     assert '<span class="count">2</span>' in rows(html, "your-turn")
 
@@ -60,7 +59,7 @@ def test_it_lists_escalated_and_disputed_cards_with_filters(client, moderator, a
     client.force_login(moderator)
 
     def listed(**params) -> set[int]:
-        response = client.get(url("moderate_queue"), params)
+        response = client.get(study_url("moderate_queue"), params)
         assert response.status_code == 200
         html = response.content.decode()
         return {t.pk for t in turns_a if f'data-turn-id="{t.pk}"' in html}
@@ -73,7 +72,7 @@ def test_it_lists_escalated_and_disputed_cards_with_filters(client, moderator, a
     assert listed(type="signature_mismatch") == set()
     assert listed(group=t1.conversation.groups.get().pk, status="escalated") == {t1.pk}
 
-    html = client.get(url("moderate_queue")).content.decode()
+    html = client.get(study_url("moderate_queue")).content.decode()
     assert '<td class="n-escalated">1</td><td class="n-disputed">1</td>' in html
     # each row shows the labels of the round under way
     assert re.search(r"<strong>alice</strong>: <span [^>]*>Ambiguous Instruction</span>", html)
@@ -85,14 +84,14 @@ def test_it_filters_by_a_type_revised_away(client, moderator, alice, bob, turns_
     label(t1, alice, "signature_mismatch", round=2)
     label(t1, alice, "code_rollback", round=2)  # signature_mismatch revised away
     client.force_login(moderator)
-    html = client.get(url("moderate_queue"), {"type": "signature_mismatch"}).content.decode()
+    html = client.get(study_url("moderate_queue"), {"type": "signature_mismatch"}).content.decode()
     assert f'data-turn-id="{t1.pk}"' in html
 
 
 def test_it_refuses_unknown_filter_values(client, moderator, group_a):
     client.force_login(moderator)
-    assert client.get(url("moderate_queue"), {"status": "agreed-ish"}).status_code == 400
-    assert client.get(url("moderate_queue"), {"type": "no_such_type"}).status_code == 400
+    assert client.get(study_url("moderate_queue"), {"status": "agreed-ish"}).status_code == 400
+    assert client.get(study_url("moderate_queue"), {"type": "no_such_type"}).status_code == 400
 
 
 def test_it_paginates_the_moderator_queue(client, study, moderator, alice, bob, group_a):
@@ -100,8 +99,8 @@ def test_it_paginates_the_moderator_queue(client, study, moderator, alice, bob, 
     for turn in turns:
         dispute(turn, alice, bob)
     client.force_login(moderator)
-    first = client.get(url("moderate_queue")).content.decode()
-    second = client.get(url("moderate_queue"), {"page": 2}).content.decode()
+    first = client.get(study_url("moderate_queue")).content.decode()
+    second = client.get(study_url("moderate_queue"), {"page": 2}).content.decode()
     assert first.count("<tr data-turn-id=") == 50
     assert second.count("<tr data-turn-id=") == 2
     assert "52 cards" in first
@@ -122,8 +121,8 @@ def test_it_keeps_the_moderator_queue_queries_constant(
     dispute(small_a[1], alice, bob)
     client.force_login(lead)
     small = [
-        queries(client, url("moderate_queue")),
-        queries(client, url("moderate_queue"), type="must_do_omission"),
+        queries(client, study_url("moderate_queue")),
+        queries(client, study_url("moderate_queue"), type="must_do_omission"),
     ]
 
     for conversation, (a, b) in (("big-a", (alice, bob)), ("big-b", (charlie, dora))):
@@ -136,12 +135,12 @@ def test_it_keeps_the_moderator_queue_queries_constant(
                 dispute(turn, a, b, "must_do_omission", "repetitive_response")
                 label(turn, a, "repetitive_response", round=2)
     large = [
-        queries(client, url("moderate_queue")),
-        queries(client, url("moderate_queue"), type="must_do_omission"),
+        queries(client, study_url("moderate_queue")),
+        queries(client, study_url("moderate_queue"), type="must_do_omission"),
     ]
 
     assert large == small
-    html = client.get(url("moderate_queue")).content.decode()
+    html = client.get(study_url("moderate_queue")).content.decode()
     assert html.count("<tr data-turn-id=") == 26
 
 
@@ -151,8 +150,8 @@ def test_it_keeps_the_discuss_queue_queries_constant(client, study, alice, bob, 
     dispute(turns[1], alice, bob)
     label(turns[1], alice, "code_rollback", round=2)
     client.force_login(alice)
-    small = queries(client, url("discuss_queue"))
+    small = queries(client, study_url("discuss_queue"))
     for turn in turns[2:]:
         dispute(turn, alice, bob)
         label(turn, alice, "code_rollback", round=2)
-    assert queries(client, url("discuss_queue")) == small
+    assert queries(client, study_url("discuss_queue")) == small

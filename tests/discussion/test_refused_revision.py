@@ -8,7 +8,7 @@ import re
 import pytest
 
 from annotation.models import Annotation
-from tests.discussion.conftest import HTMX, url
+from tests.factories import HTMX, study_url
 
 pytestmark = pytest.mark.django_db
 
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 def revise(client, user, turn, *codes, round=2):
     client.force_login(user)
     data = {"types": list(codes), "round": round}
-    return client.post(url("discussion", turn), data, **HTMX)
+    return client.post(study_url("discussion", turn), data, **HTMX)
 
 
 def test_it_shows_the_stored_labels_after_a_refused_revision(
@@ -53,4 +53,4 @@ def test_it_shows_the_stored_labels_after_a_refused_revision(
 
 def test_it_tells_the_browser_never_to_keep_a_copy_of_the_discussion(client, alice, disputed):
     client.force_login(alice)
-    assert "no-store" in client.get(url("discussion", disputed))["Cache-Control"]
+    assert "no-store" in client.get(study_url("discussion", disputed))["Cache-Control"]

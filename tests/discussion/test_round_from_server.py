@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Annotation, CardState
-from tests.discussion.conftest import HTMX, label, url
+from tests.factories import HTMX, label, study_url
 
 pytestmark = pytest.mark.django_db
 
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db
 def post(client, user, turn, round, htmx=False, codes=("code_rollback",)):
     client.force_login(user)
     data = {"types": list(codes), "round": round}
-    return client.post(url("discussion", turn), data, **(HTMX if htmx else {}))
+    return client.post(study_url("discussion", turn), data, **(HTMX if htmx else {}))
 
 
 def rows(turn) -> list[tuple[str, int, bool]]:
@@ -53,7 +53,7 @@ def test_it_refuses_a_form_for_another_round_on_a_disputed_card(client, alice, d
 def test_it_saves_in_the_round_under_way_without_a_token(client, alice, disputed):
     client.force_login(alice)
 
-    response = client.post(url("discussion", disputed), {"types": ["code_rollback"]})
+    response = client.post(study_url("discussion", disputed), {"types": ["code_rollback"]})
 
     assert response.status_code == 302
     mine = Annotation.objects.get(turn=disputed, annotator=alice, is_current=True, round=2)

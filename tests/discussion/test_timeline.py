@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Annotation, CardState, Comment, Consensus, Proposal
-from tests.discussion.conftest import label, url
+from tests.factories import label, study_url
 
 pytestmark = pytest.mark.django_db
 
@@ -35,7 +35,7 @@ def test_it_shows_every_change_in_order(client, alice, bob, moderator, disputed)
     CardState.decide(disputed, state.group, moderator, [], "no smell after all")
 
     client.force_login(alice)
-    response = client.get(url("card_timeline", disputed))
+    response = client.get(study_url("card_timeline", disputed))
     assert response.status_code == 200
     html = response.content.decode()
     assert kinds(html) == [
@@ -66,14 +66,14 @@ def test_it_shows_proposals_on_the_card(client, study, alice, bob, disputed):
         reason="none fits",
     )
     client.force_login(alice)
-    html = client.get(url("card_timeline", disputed)).content.decode()
+    html = client.get(study_url("card_timeline", disputed)).content.decode()
     assert kinds(html)[-1] == "proposal"
     assert "<strong>bob</strong> proposed a new type: <strong>Overconfident claim</strong>" in html
 
 
 def timeline_queries(client, turn) -> int:
     with CaptureQueriesContext(connection) as ctx:
-        response = client.get(url("card_timeline", turn))
+        response = client.get(study_url("card_timeline", turn))
     assert response.status_code == 200
     return len(ctx.captured_queries)
 

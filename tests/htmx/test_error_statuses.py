@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Kind, Proposal, Role
-from tests.conftest import make_conversation, make_group, make_user
+from tests.factories import make_conversation, make_group, make_user
 
 pytestmark = pytest.mark.django_db
 

@@ -25,13 +25,6 @@ def _database_url() -> str:
 
 
 @pytest.fixture
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.MEDIA_ROOT.mkdir()
-    return settings.MEDIA_ROOT
-
-
-@pytest.fixture
 def start_worker(tmp_path, media):
     """start_worker(**env) -> a worker process; every one started is stopped at the end."""
     assert not connection.settings_dict["NAME"].startswith("file:memorydb"), "needs a file DB"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from annotation.models import Conversation, Job, JobKind, JobStatus
-from tests.conftest import make_study
+from tests.factories import make_study
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from annotation.models import LOST_JOB_ERROR, Annotation, Job, JobKind, JobStatus
 from annotation.tasks import run_agreement, run_export
-from tests.conftest import make_conversation, make_group, make_study, make_user
+from tests.factories import make_conversation, make_group, make_study, make_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Annotation
-from tests.conftest import make_conversation, make_group, make_user
+from tests.factories import make_conversation, make_group, make_user
 
 AMBIGUOUS, INCOMPLETE, ROLLBACK = "ambiguous_instruction", "incomplete_instruction", "code_rollback"
 
@@ -20,13 +20,6 @@ def submit(turn, user, *codes, round=1):
         round=round,
         types=[by_code[c] for c in codes],
     )
-
-
-@pytest.fixture
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.MEDIA_ROOT.mkdir()
-    return settings.MEDIA_ROOT
 
 
 @pytest.fixture

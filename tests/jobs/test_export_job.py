@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from annotation.models import Job, JobKind, JobStatus, Role
 from annotation.tasks import run_export
-from tests.conftest import make_study, make_user
+from tests.factories import make_study, make_user
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from annotation import tasks
 from annotation.models import LOST_JOB_ERROR, Conversation, Job, JobKind, JobStatus
-from tests.conftest import make_conversation, make_study
+from tests.factories import make_conversation, make_study
 
 pytestmark = pytest.mark.django_db
 

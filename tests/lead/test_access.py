@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Conversation, Job, JobKind, Role
-from tests.conftest import make_conversation, make_group
+from tests.factories import make_conversation, make_group
 
 
 @pytest.fixture
@@ -86,7 +86,7 @@ def test_it_sends_anonymous_users_to_the_login_page(client, study, setup):
 
 
 def test_it_does_not_show_another_studys_job(client, study, setup):
-    from tests.conftest import make_study
+    from tests.factories import make_study
 
     other = make_study("s2")
     foreign = Job.objects.create(study=other, kind=JobKind.IMPORT)

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.urls import reverse
 
 from annotation.models import Assignment, Conversation, Turn
-from tests.conftest import make_conversation, make_group
+from tests.factories import make_conversation, make_group
 
 
 def _conversations(study, n: int) -> list[Conversation]:
@@ -93,7 +93,7 @@ def test_it_leaves_already_assigned_conversations_in_their_group(client, study, 
 
 
 def test_it_refuses_conversations_and_groups_of_another_study(client, study, lead):
-    from tests.conftest import make_study
+    from tests.factories import make_study
 
     other = make_study("s2")
     foreign = make_conversation(other, "foreign")

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.urls import reverse
 
 from annotation.models import Group, Kind, Membership, Role
-from tests.conftest import make_conversation, make_group, make_user
+from tests.factories import make_conversation, make_group, make_user
 
 
 def _login(client) -> None:

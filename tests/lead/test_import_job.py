@@ -238,7 +238,7 @@ def _labels(*records: dict) -> bytes:
 def test_it_imports_annotations_as_a_job_and_lists_the_refused_records(
     client, study, lead, eager, django_capture_on_commit_callbacks
 ):
-    from tests.conftest import make_conversation
+    from tests.factories import make_conversation
 
     conversation = make_conversation(study, "c1", n_turns=2)
     base = {"conversation": "c1", "group": "trio", "labels": ["code_rollback"]}

@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.models import Annotation, Conversation
-from tests.conftest import make_conversation, make_group, make_user
+from annotation.models import Conversation
+from tests.factories import make_conversation, make_group, make_user
 
 
 def types(study, *codes):
     by_code = study.taxonomy_version.types_by_code()
     return [by_code[c] for c in codes]
-
-
-def submit(turn, group, user, *codes):
-    study = turn.conversation.study
-    return Annotation.submit(turn=turn, group=group, annotator=user, types=types(study, *codes))
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from annotation.models import Assignment, CardState, Consensus, Method
 from tests.agreement.test_worked_examples import KRIPPENDORFF_2011
-from tests.conftest import make_conversation
+from tests.factories import make_conversation
 
 pytestmark = pytest.mark.django_db
 

@@ -17,8 +17,7 @@ from annotation.models import (
     SeatConflict,
     SeatRefused,
 )
-from tests.conftest import make_user
-from tests.overlap.conftest import submit
+from tests.factories import label, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -31,13 +30,13 @@ def test_it_hides_a_shared_card_while_round_1_is_open_in_the_users_own_group(
     study, alice, bob, shared
 ):
     a, b, carol, dave, turn = shared
-    submit(turn, b, carol, "code_rollback")
-    submit(turn, b, dave, "code_rollback")  # round 1 over in B, not in A
-    submit(turn, a, alice, "code_rollback")
+    label(turn, carol, "code_rollback", group=b)
+    label(turn, dave, "code_rollback", group=b)  # round 1 over in B, not in A
+    label(turn, alice, "code_rollback", group=a)
 
     assert turn.pk in hidden(alice, study)  # B's state says nothing about alice's round 1
     assert turn.pk not in hidden(carol, study)
-    submit(turn, a, bob, "code_rollback")
+    label(turn, bob, "code_rollback", group=a)
     assert turn.pk not in hidden(alice, study)
 
 
@@ -85,9 +84,9 @@ def test_it_blanks_every_groups_labels_and_consensus_for_who_is_still_in_round_1
     study, alice, bob, shared
 ):
     a, b, carol, dave, turn = shared
-    submit(turn, b, carol, "code_rollback")
-    submit(turn, b, dave, "code_rollback")  # B agreed
-    submit(turn, a, alice, "code_rollback")  # A still open: alice is blind
+    label(turn, carol, "code_rollback", group=b)
+    label(turn, dave, "code_rollback", group=b)  # B agreed
+    label(turn, alice, "code_rollback", group=a)  # A still open: alice is blind
 
     rows = {r["group"]: r for r in gold_rows(study, blind_for=alice)}
 

@@ -14,8 +14,7 @@ from annotation.models import (
     SeatConflict,
     StudyGold,
 )
-from tests.conftest import make_conversation, make_group
-from tests.overlap.conftest import submit
+from tests.factories import label, make_conversation, make_group
 
 pytestmark = pytest.mark.django_db
 
@@ -24,8 +23,8 @@ def test_it_keeps_group_bs_round_1_labels_from_group_a_before_they_submit(
     client, study, alice, bob, shared
 ):
     a, b, carol, dave, turn = shared
-    submit(turn, b, carol, "code_rollback")
-    submit(turn, b, dave, "must_do_omission")  # B's card is disputed: B's labels revealed in B
+    label(turn, carol, "code_rollback", group=b)
+    label(turn, dave, "must_do_omission", group=b)  # B's card is disputed: B's labels revealed in B
     client.force_login(alice)
     card = client.get(reverse("card", args=[study.slug, turn.pk]))
     assert card.status_code == 200 and card.context["locked"] is False
@@ -37,8 +36,8 @@ def test_it_keeps_group_bs_round_1_labels_from_group_a_before_they_submit(
     api = client.get(f"/api/studies/{study.slug}/cards/{turn.pk}/")
     assert "code_rollback" not in api.content.decode()
     # after alice and bob submit, A's discussion shows A's labels only, never B's
-    submit(turn, a, alice, "ambiguous_instruction")
-    submit(turn, a, bob, "incomplete_instruction")
+    label(turn, alice, "ambiguous_instruction", group=a)
+    label(turn, bob, "incomplete_instruction", group=a)
     page = client.get(reverse("discussion", args=[study.slug, turn.pk]))
     assert page.status_code == 200 and page.context["card"].group == a
     people = {c["annotator"].username for r in page.context["rounds"] for c in r["columns"]}
@@ -48,11 +47,11 @@ def test_it_keeps_group_bs_round_1_labels_from_group_a_before_they_submit(
 def test_it_runs_separate_rounds_and_consensus_per_group(study, alice, bob, shared):
     a, b, carol, dave, turn = shared
     for user in (alice, bob):
-        submit(turn, a, user, "code_rollback")
+        label(turn, user, "code_rollback", group=a)
     assert turn.states.get(group=a).status == "agreed"
     assert not turn.states.filter(group=b).exists()  # B's round 1 untouched by A's
-    submit(turn, b, carol, "code_rollback")
-    submit(turn, b, dave, "must_do_omission")
+    label(turn, carol, "code_rollback", group=b)
+    label(turn, dave, "must_do_omission", group=b)
     assert turn.states.get(group=b).status == "disputed"
     assert turn.consensus.filter(is_current=True).get().group == a
 
@@ -100,9 +99,9 @@ def test_it_assigns_a_calibration_set_to_every_chosen_group(client, study, lead)
 def test_it_exports_one_row_per_card_and_group_and_the_study_gold(study, alice, bob, shared):
     a, b, carol, dave, turn = shared
     for user in (alice, bob):
-        submit(turn, a, user, "code_rollback")
+        label(turn, user, "code_rollback", group=a)
     for user in (carol, dave):
-        submit(turn, b, user, "must_do_omission")
+        label(turn, user, "must_do_omission", group=b)
     rows = list(gold_rows(study))
     assert [(r["group"], r["consensus"]) for r in rows] == [
         ("A", ["code_rollback"]),
@@ -119,9 +118,9 @@ def test_it_lets_the_lead_decide_the_study_gold_where_groups_differ(
 ):
     a, b, carol, dave, turn = shared
     for user in (alice, bob):
-        submit(turn, a, user, "code_rollback")
+        label(turn, user, "code_rollback", group=a)
     for user in (carol, dave):
-        submit(turn, b, user, "must_do_omission")
+        label(turn, user, "must_do_omission", group=b)
     client.force_login(lead)
     queue = client.get(reverse("lead_gold", args=[study.slug]))
     assert [t.pk for t, _ in queue.context["page"]] == [turn.pk]
@@ -154,7 +153,7 @@ def test_it_gives_groups_agree_when_every_groups_consensus_is_the_same(study, al
     a, b, carol, dave, turn = shared
     for group, users in ((a, (alice, bob)), (b, (carol, dave))):
         for user in users:
-            submit(turn, group, user, "code_rollback")
+            label(turn, user, "code_rollback", group=group)
     rows = list(gold_rows(study))
     assert {r["study_gold_method"] for r in rows} == {"groups_agree"}
     assert rows[0]["study_gold"] == ["code_rollback"]

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from annotation.importers import import_files
 from annotation.models import Annotation, Conversation
-from tests.conftest import make_group, make_study, make_user
+from tests.factories import make_group, make_study, make_user
 
 RECORDS = {
     "native": {

@@ -12,7 +12,7 @@ from django.utils import timezone
 from annotation.agreement.extras import build_extras
 from annotation.agreement.stats import agreement_reports
 from annotation.models import Annotation, Consensus, Job, JobKind, JobStatus, Role, Study, Turn
-from tests.conftest import make_conversation, make_group, make_user
+from tests.factories import make_conversation, make_group, make_user
 
 # card index -> (first annotator's codes, second annotator's codes), per group
 G1_LABELS = [

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from annotation.agreement.render import fmt
 from annotation.models import Annotation, Job, JobKind, JobStatus
-from tests.conftest import make_user
+from tests.factories import make_user
 
 from .helpers import G1_LABELS, labelled_study, make_report_job
 

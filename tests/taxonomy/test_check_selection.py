@@ -7,7 +7,7 @@ import pytest
 from annotation.api.serializers import AnnotationInputSerializer
 from annotation.forms import AnnotationForm
 from annotation.importers.annotations import LabelRecordError, resolve_labels
-from tests.conftest import make_study
+from tests.factories import make_study
 
 pytestmark = pytest.mark.django_db
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from taxonomy.models import Taxonomy, Type
-from tests.conftest import make_study
+from tests.factories import make_study
 
 pytestmark = pytest.mark.django_db
 

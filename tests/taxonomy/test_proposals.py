@@ -14,10 +14,9 @@ from annotation.models import (
     Proposal,
     ProposalStatus,
     Role,
-    Study,
 )
 from taxonomy.models import TaxonomyVersion
-from tests.conftest import make_conversation, make_group, make_user
+from tests.factories import label, make_conversation, make_group, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -69,18 +68,6 @@ def a_proposal(study, turn, user, name="Premature optimisation") -> Proposal:
         name=name,
         definition="The reply optimises before the code works.",
         reason="None of the types is about premature work.",
-    )
-
-
-def submit(turn, user, *codes, round=1):
-    # the study afresh: an accept may have moved it to a new taxonomy version
-    by_code = Study.objects.get(pk=turn.conversation.study_id).taxonomy_version.types_by_code()
-    return Annotation.submit(
-        turn=turn,
-        group=turn.conversation.groups.get(),
-        annotator=user,
-        round=round,
-        types=[by_code[c] for c in codes],
     )
 
 
@@ -220,8 +207,8 @@ def test_accept_into_an_existing_category(study, alice, lead, turns):
 
 
 def test_accept_sends_an_agreed_card_back_to_its_annotators(study, alice, bob, lead, turns):
-    submit(turns[0], alice, "code_rollback")
-    submit(turns[0], bob, "code_rollback")
+    label(turns[0], alice, "code_rollback")
+    label(turns[0], bob, "code_rollback")
     consensus = Consensus.objects.get(turn=turns[0], is_current=True)
     p = a_proposal(study, turns[0], alice)
     outcome = p.accept(lead)
@@ -231,7 +218,7 @@ def test_accept_sends_an_agreed_card_back_to_its_annotators(study, alice, bob, l
     assert not consensus.is_current  # kept as history
     assert "went back to its annotators (round 2)" in outcome
     # round 2 is open: alice can now label with the new type
-    submit(turns[0], alice, "code_rollback", "premature_optimisation", round=2)
+    label(turns[0], alice, "code_rollback", "premature_optimisation", round=2)
     assert current_codes(turns[0], alice, round=2) == {"code_rollback", "premature_optimisation"}
     assert current_codes(turns[0], alice, round=1) == {"code_rollback"}
 
@@ -249,7 +236,7 @@ def test_annotators_can_pick_the_new_type_on_the_card(client, study, alice, bob,
 
 
 def test_map_never_writes_the_proposers_labels_and_tells_them(client, study, alice, expert, turns):
-    first = submit(turns[0], alice, "code_rollback")
+    first = label(turns[0], alice, "code_rollback")
     p = a_proposal(study, turns[0], alice)
     client.force_login(expert)
     data = {"action": "map", "code": "repetitive_response", "reason": "It repeats itself."}
@@ -278,7 +265,7 @@ def test_map_on_a_card_the_proposer_never_labelled_creates_no_round_1_label(
     p = a_proposal(study, turns[0], alice)
     p.map_to(expert, "code_rollback")
     assert not Annotation.objects.filter(annotator=alice).exists()
-    submit(turns[0], bob, "must_do_omission")
+    label(turns[0], bob, "must_do_omission")
     # round 1 is still waiting for alice's own judgment: the mapping did not close it
     assert CardState.objects.get(turn=turns[0]).status == CardStatus.OPEN
     assert not Consensus.objects.exists()
@@ -287,7 +274,7 @@ def test_map_on_a_card_the_proposer_never_labelled_creates_no_round_1_label(
 def test_the_mapped_type_is_pre_ticked_on_the_card_until_the_proposer_submits(
     client, study, alice, expert, turns
 ):
-    submit(turns[0], alice, "code_rollback")
+    label(turns[0], alice, "code_rollback")
     a_proposal(study, turns[0], alice).map_to(expert, "repetitive_response")
     client.force_login(alice)
     url = reverse("card", args=[study.slug, turns[0].pk])
@@ -306,7 +293,7 @@ def test_the_queue_brings_the_proposer_back_to_a_suggested_card(
     client, study, alice, expert, turns
 ):
     for turn in turns:
-        submit(turn, alice, "code_rollback")
+        label(turn, alice, "code_rollback")
     a_proposal(study, turns[1], alice).map_to(expert, "repetitive_response")
     client.force_login(alice)
     r = client.get(reverse("queue", args=[study.slug]))
@@ -314,8 +301,8 @@ def test_the_queue_brings_the_proposer_back_to_a_suggested_card(
 
 
 def test_map_on_a_closed_round_changes_no_labels(study, alice, bob, expert, turns):
-    submit(turns[0], alice, "code_rollback")
-    submit(turns[0], bob, "code_rollback")  # agreed: no round is open
+    label(turns[0], alice, "code_rollback")
+    label(turns[0], bob, "code_rollback")  # agreed: no round is open
     p = a_proposal(study, turns[0], alice)
     outcome = p.map_to(expert, "repetitive_response")
     assert "The card is agreed, so its labels stay as they are." in outcome
@@ -381,8 +368,8 @@ def test_the_study_page_lists_my_newest_ten_proposals(client, study, alice, bob,
 def test_map_in_round_2_pre_ticks_the_discussion_form_and_writes_nothing(
     client, study, alice, bob, lead, turns
 ):
-    submit(turns[0], alice, "code_rollback")
-    submit(turns[0], bob, "must_do_omission")  # disputed: round 2 is open
+    label(turns[0], alice, "code_rollback")
+    label(turns[0], bob, "must_do_omission")  # disputed: round 2 is open
     p = a_proposal(study, turns[0], alice)
     outcome = p.map_to(lead, "repetitive_response")
     assert "pre-ticked" in outcome

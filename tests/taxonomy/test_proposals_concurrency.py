@@ -10,7 +10,7 @@ from django.db import connection
 
 from annotation.models import Kind, Proposal, ProposalDecided, Role, Study
 from taxonomy.models import TaxonomyVersion
-from tests.conftest import make_conversation, make_group, make_study, make_user
+from tests.factories import make_conversation, make_group, make_study, make_user
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 

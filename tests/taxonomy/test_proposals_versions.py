@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from annotation.models import Annotation, Proposal, Role, Study
 from taxonomy.models import Taxonomy
-from tests.conftest import make_conversation, make_group, make_study
+from tests.factories import make_conversation, make_group, make_study
 
 pytestmark = pytest.mark.django_db
 
