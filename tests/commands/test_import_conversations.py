@@ -43,7 +43,7 @@ def test_it_honours_a_forced_format(study, tmp_path):
 
 
 def test_it_refuses_an_unknown_study(db, tmp_path):
-    with pytest.raises(CommandError, match="no study with slug 'ghost'"):
+    with pytest.raises(CommandError, match="unknown study 'ghost'.*create_study"):
         call_command("import_conversations", "ghost", str(tmp_path / "a.jsonl"))
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotation.agreement.data import compute_study_report
-from annotation.models import Study
+from annotation.management.study_command import StudyCommand
 
 
-class Command(BaseCommand):
+class Command(StudyCommand):
     help = (
         "Print a study's agreement report (AGREEMENT.md) for one round: the same numbers as "
         "the agreement job and GET /api/studies/SLUG/agreement/. --json prints the whole "
@@ -20,7 +20,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("slug", help="the study's slug")
+        super().add_arguments(parser)
         parser.add_argument("--round", type=int, default=1, help="the round (default 1)")
         parser.add_argument("--json", action="store_true", help="print the JSON result")
         parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
@@ -32,10 +32,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, slug: str, round: int, seed: int, bootstrap: int, **options) -> None:
-        study = Study.objects.select_related("taxonomy_version__taxonomy").filter(slug=slug).first()
-        if study is None:
-            known = ", ".join(Study.objects.order_by("slug").values_list("slug", flat=True))
-            raise CommandError(f"unknown study {slug!r} (studies: {known or 'none'})")
+        study = self.get_study(slug)
         if round < 1:
             raise CommandError(f"--round: must be a positive integer, got {round}")
         if bootstrap < 0:

@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotation.exports import EXPORT_FORMATS, write_gold, write_raw
-from annotation.models import Study
+from annotation.management.study_command import StudyCommand
 
 
-class Command(BaseCommand):
+class Command(StudyCommand):
     help = (
         "Export a study's gold labels: one row per card (conversation, then turn order) with "
         "its current consensus (sorted type codes), method (unanimous|discussion|moderator), "
@@ -35,7 +35,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("slug", help="the study's slug")
+        super().add_arguments(parser)
         parser.add_argument("--format", required=True, choices=EXPORT_FORMATS, dest="fmt")
         parser.add_argument("--output", required=True, help="the file to write")
         parser.add_argument(
@@ -75,9 +75,7 @@ class Command(BaseCommand):
         blind_for: str | None,
         **options,
     ) -> None:
-        study = Study.objects.filter(slug=slug).first()
-        if study is None:
-            raise CommandError(f"unknown study {slug!r}")
+        study = self.get_study(slug)
         if round is not None and round < 1:
             raise CommandError(f"--round: must be a positive integer, got {round}")
         reader = None

@@ -1,12 +1,12 @@
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotation.importers.annotations import import_annotations
-from annotation.models import Study
+from annotation.management.study_command import StudyCommand
 
 
-class Command(BaseCommand):
+class Command(StudyCommand):
     help = (
         "Import annotations from a JSONL file, one record a line: "
         '{"conversation": id, "turn": 1-based index, "annotator": username, '
@@ -15,7 +15,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("slug", help="the study's slug")
+        super().add_arguments(parser)
         parser.add_argument("file", help="a JSONL file")
         parser.add_argument(
             "--create-members",
@@ -54,9 +54,7 @@ class Command(BaseCommand):
         progress_every: int,
         **options,
     ) -> None:
-        study = Study.objects.select_related("taxonomy_version").filter(slug=slug).first()
-        if study is None:
-            raise CommandError(f"unknown study {slug!r}")
+        study = self.get_study(slug)
         if batch_size < 1:
             raise CommandError(f"--batch-size: must be at least 1, got {batch_size}")
         try:

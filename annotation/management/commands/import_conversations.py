@@ -5,24 +5,22 @@ exit) only when nothing could be imported."""
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotation.importers import FORMATS, import_files
-from annotation.models import Study
+from annotation.management.study_command import StudyCommand
 
 
-class Command(BaseCommand):
+class Command(StudyCommand):
     help = "Import conversation files (JSONL or JSON arrays) into a study."
 
     def add_arguments(self, parser):
-        parser.add_argument("slug")
+        super().add_arguments(parser)
         parser.add_argument("files", nargs="+", metavar="FILE")
         parser.add_argument("--format", default="auto", choices=["auto", *FORMATS])
 
     def handle(self, *args, slug: str, files: list[str], format: str, **options):
-        study = Study.objects.filter(slug=slug).first()
-        if study is None:
-            raise CommandError(f"no study with slug {slug!r} (create it with create_study)")
+        study = self.get_study(slug)
         report = import_files(study, files, fmt=format)
         for error in report.errors:
             self.stderr.write(error)
