@@ -6,6 +6,7 @@ about what a turn is lives in `build_conversation`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -212,6 +213,20 @@ def text_content(value: Any, where: str) -> tuple[str, bool]:
     if not isinstance(value, str):
         raise RecordError(f"{where}.content is a {type(value).__name__}, not a string")
     return value, False
+
+
+def role_message(
+    raw: Any, where: str, roles: dict[str, str], to_text: Callable[[Any, str], tuple[str, bool]]
+) -> Message:
+    """A `{role, content, ...}` message (OpenAI style, WildChat, LMSYS): its role through
+    `roles`, its content through `to_text`; the format adds what else it keeps."""
+    if not isinstance(raw, dict):
+        raise RecordError(f"{where} is a {type(raw).__name__}, not an object")
+    role = roles.get(raw.get("role"))
+    if role is None:
+        raise RecordError(f"{where}: unknown role {raw.get('role')!r}")
+    text, missing = to_text(raw.get("content"), where)
+    return Message(role=role, content=text, missing=missing)
 
 
 @dataclass

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .base import Message, Record, RecordError, require_list
+from .base import Message, Record, RecordError, require_list, role_message
 
 NAME = "openai"
 UNIQUE_IDS = False
@@ -83,13 +83,8 @@ def _tool_calls(calls: Any, where: str) -> list[dict]:
 
 def convert_message(raw: Any, i: int, role_map: dict[str, str] = ROLE_MAP) -> Message:
     where = f"messages[{i}]"
-    if not isinstance(raw, dict):
-        raise RecordError(f"{where} is a {type(raw).__name__}, not an object")
-    role = role_map.get(raw.get("role"))
-    if role is None:
-        raise RecordError(f"{where}: unknown role {raw.get('role')!r}")
-    text, missing = content_text(raw.get("content"), where)
-    message = Message(role=role, content=text, missing=missing)
+    message = role_message(raw, where, role_map, content_text)
+    role, text = message.role, message.content
     for key in ("name", "weight"):
         if raw.get(key) is not None:
             message.metadata[key] = raw[key]

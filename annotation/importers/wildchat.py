@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Message, Record, RecordError, require_list, text_content
+from .base import Message, Record, RecordError, require_list, role_message, text_content
 
 NAME = "wildchat"
 UNIQUE_IDS = False
@@ -28,13 +28,7 @@ def convert_conversation(obj: dict, record: Record, keep_message_metadata: bool)
     messages = []
     for i, raw in enumerate(require_list(obj, "conversation")):
         where = f"conversation[{i}]"
-        if not isinstance(raw, dict):
-            raise RecordError(f"{where} is a {type(raw).__name__}, not an object")
-        role = ROLE_MAP.get(raw.get("role"))
-        if role is None:
-            raise RecordError(f"{where}: unknown role {raw.get('role')!r}")
-        text, missing = text_content(raw.get("content"), where)
-        message = Message(role=role, content=text, missing=missing)
+        message = role_message(raw, where, ROLE_MAP, text_content)
         if keep_message_metadata:
             for key, value in raw.items():
                 if key in ("content", "role") or value is None:
