@@ -4,6 +4,7 @@ these; a template never decides who may see what."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import wraps
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
@@ -263,3 +264,14 @@ def get_study_for_reporter(user, slug: str) -> Study:
     if locked:
         raise PermissionDenied(locked)
     return study
+
+
+def lead_only(view):
+    """A lead's view (under login_required): the URL's study for one of its leads, else a
+    404 (pages, partials and POSTs alike). The view is called with the study, not the slug."""
+
+    @wraps(view)
+    def wrapper(request, slug: str, *args, **kwargs):
+        return view(request, get_study_for_lead(request.user, slug), *args, **kwargs)
+
+    return wrapper

@@ -11,6 +11,11 @@ from .exports import EXPORT_FORMATS
 from .models import Annotation, Conversation, Group, Source, Study
 
 
+def form_errors(form: forms.Form, sep: str = "; ") -> str:
+    """A form's errors in one line, for a message or a refusal's text."""
+    return sep.join(e for errs in form.errors.values() for e in errs)
+
+
 class AnnotationForm(forms.Form):
     """A card's labels. Either some types, or "no smell" (an empty set on purpose); nothing
     at all is refused, so a stray Enter never records "no smell" by accident."""

@@ -32,6 +32,61 @@ class Phase(models.TextChoices):
     CLOSED_SORT = "closed_sort"
 
 
+class Seat(models.TextChoices):
+    ANNOTATOR = "annotator"
+    JUDGE = "judge"
+    MODERATOR = "moderator"
+
+
+class Source(models.TextChoices):
+    BROWSER = "browser"
+    IMPORT = "import"
+    API = "api"
+    PROPOSAL = "proposal"  # old rows only: a mapped proposal once relabelled (no longer)
+
+
+class CardStatus(models.TextChoices):
+    OPEN = "open"  # round 1 under way: blind
+    DISPUTED = "disputed"  # label sets differed: discussion round(s) under way
+    ESCALATED = "escalated"  # still different after the discussion rounds: the moderator's
+    AGREED = "agreed"  # a consensus exists
+
+
+class Method(models.TextChoices):
+    UNANIMOUS = "unanimous"
+    DISCUSSION = "discussion"
+    MODERATOR = "moderator"
+    SINGLE = "single"  # a group of one annotator: their labels are the consensus
+
+
+class GoldMethod(models.TextChoices):
+    GROUPS_AGREE = "groups_agree"  # every group's consensus is the same set (derived, no row)
+    LEAD = "lead"  # the groups' consensus labels differ: the lead decided
+
+
+class JobKind(models.TextChoices):
+    IMPORT = "import"
+    AGREEMENT = "agreement"
+    EXPORT = "export"
+
+
+class JobStatus(models.TextChoices):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class ProposalStatus(models.TextChoices):
+    PENDING = "pending"
+    ACCEPTED = "accepted"  # a new taxonomy version has the type
+    MAPPED = "mapped"  # an existing type covers it; suggested to the proposer, never stored
+    REJECTED = "rejected"
+
+
+LABEL_IMPORT = "annotations"  # job.params["what"] of a label import (an IMPORT job)
+
+
 class Study(models.Model):
     slug = models.SlugField(unique=True)
     name = models.CharField(max_length=200)
@@ -202,12 +257,6 @@ def check_groups_can_share(group: Group, other: Group) -> None:
             )
 
 
-class Seat(models.TextChoices):
-    ANNOTATOR = "annotator"
-    JUDGE = "judge"
-    MODERATOR = "moderator"
-
-
 SEAT_WORDS = {
     Seat.ANNOTATOR: "an annotator",
     Seat.JUDGE: "a judge",
@@ -371,13 +420,6 @@ class Turn(models.Model):
         return f"{self.conversation.external_id}#{self.index}"
 
 
-class Source(models.TextChoices):
-    BROWSER = "browser"
-    IMPORT = "import"
-    API = "api"
-    PROPOSAL = "proposal"  # old rows only: a mapped proposal once relabelled (no longer)
-
-
 class AnnotationQuerySet(models.QuerySet):
     def current(self):
         return self.filter(is_current=True)
@@ -514,13 +556,6 @@ class AlreadyDecided(Exception):
 class NotDecidable(Exception):
     """A consensus asked for on a card that is not disputed or escalated (still in round 1,
     or nobody has labelled it): its annotators have not disagreed yet."""
-
-
-class CardStatus(models.TextChoices):
-    OPEN = "open"  # round 1 under way: blind
-    DISPUTED = "disputed"  # label sets differed: discussion round(s) under way
-    ESCALATED = "escalated"  # still different after the discussion rounds: the moderator's
-    AGREED = "agreed"  # a consensus exists
 
 
 class CardStateQuerySet(models.QuerySet):
@@ -713,13 +748,6 @@ class CardState(RoundRules, models.Model):
             self.save(update_fields=["status", "round", "updated_at"])
 
 
-class Method(models.TextChoices):
-    UNANIMOUS = "unanimous"
-    DISCUSSION = "discussion"
-    MODERATOR = "moderator"
-    SINGLE = "single"  # a group of one annotator: their labels are the consensus
-
-
 class ConsensusQuerySet(models.QuerySet):
     def current(self):
         return self.filter(is_current=True)
@@ -783,11 +811,6 @@ class Consensus(Decision):
         )
         consensus.types.set(types)
         return consensus
-
-
-class GoldMethod(models.TextChoices):
-    GROUPS_AGREE = "groups_agree"  # every group's consensus is the same set (derived, no row)
-    LEAD = "lead"  # the groups' consensus labels differ: the lead decided
 
 
 class StudyGoldQuerySet(models.QuerySet):
@@ -924,22 +947,6 @@ class Comment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.author} on {self.turn_id}"
-
-
-class JobKind(models.TextChoices):
-    IMPORT = "import"
-    AGREEMENT = "agreement"
-    EXPORT = "export"
-
-
-LABEL_IMPORT = "annotations"  # job.params["what"] of a label import (an IMPORT job)
-
-
-class JobStatus(models.TextChoices):
-    QUEUED = "queued"
-    RUNNING = "running"
-    DONE = "done"
-    FAILED = "failed"
 
 
 LOST_JOB_ERROR = (
@@ -1090,13 +1097,6 @@ class Job(models.Model):
 
 
 # -- proposals of new types ---------------------------------------------------------------
-
-
-class ProposalStatus(models.TextChoices):
-    PENDING = "pending"
-    ACCEPTED = "accepted"  # a new taxonomy version has the type
-    MAPPED = "mapped"  # an existing type covers it; suggested to the proposer, never stored
-    REJECTED = "rejected"
 
 
 class ProposalError(ValueError):

@@ -16,7 +16,7 @@ from django_htmx.http import HttpResponseClientRedirect, push_url
 from annotation.models import Proposal
 
 from ..access import get_card_for_annotator, get_study_for_user
-from ..forms import AnnotationForm
+from ..forms import AnnotationForm, form_errors
 from ..models import Annotation, CardState, CardStatus, Role, RoundClosed, Study, Turn
 from .jobs import jobs_panel_context
 
@@ -188,7 +188,7 @@ def _render_card(
     the input the server sent back to be corrected; `error` says why a submit was refused."""
     if form is not None and card_status != CardStatus.OPEN:
         # a locked card shows what is stored, whatever was posted to it
-        errors = " ".join(e for errs in form.errors.values() for e in errs)
+        errors = form_errors(form, " ")
         error, form = error or f"Not saved: {errors}", None
     mine = (
         Annotation.objects.current()

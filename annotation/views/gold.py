@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from ..access import get_study_for_lead
-from ..forms import ConsensusForm
+from ..forms import ConsensusForm, form_errors
 from ..models import AlreadyDecidedGold, StudyGold, Turn
 
 PAGE_SIZE = 20
@@ -42,7 +42,7 @@ def gold_decide(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     ):
         messages.error(request, f"{turn}: its groups have not all decided, or they agree.")
     elif not form.is_valid():
-        errors = "; ".join(e for field in form.errors.values() for e in field)
+        errors = form_errors(form)
         messages.error(request, f"{turn}: nothing decided: {errors}")
     else:
         d = form.cleaned_data

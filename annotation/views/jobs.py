@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -19,10 +18,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from ..access import agreement_locked_reason, get_job_for_lead, get_study_for_lead
+from ..access import agreement_locked_reason, get_job_for_lead, lead_only
 from ..agreement.data import data_stamp
 from ..exports import EXPORT_FORMATS, may_download
-from ..forms import AgreementForm, ExportForm
+from ..forms import AgreementForm, ExportForm, form_errors
 from ..models import Job, JobKind, JobStatus, Study
 from ..tasks import run_agreement, run_export
 
@@ -81,11 +80,11 @@ def _panel_response(request: HttpRequest, study: Study, http: int = 200) -> Http
 
 @login_required
 @require_POST
-def start_agreement(request: HttpRequest, slug: str) -> HttpResponse:
-    study = get_study_for_lead(request.user, slug)
+@lead_only
+def start_agreement(request: HttpRequest, study: Study) -> HttpResponse:
     form = AgreementForm(study, request.POST)
     if not form.is_valid():
-        messages.error(request, f"Agreement not started: {_errors(form)}")
+        messages.error(request, f"Agreement not started: {form_errors(form)}")
         return _panel_response(request, study, http=422)
     params = {"round": form.cleaned_data["round"], "seed": 0, "n_boot": 1000}
     _enqueue(request, study, JobKind.AGREEMENT, params, run_agreement)
@@ -94,11 +93,11 @@ def start_agreement(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def start_export(request: HttpRequest, slug: str) -> HttpResponse:
-    study = get_study_for_lead(request.user, slug)
+@lead_only
+def start_export(request: HttpRequest, study: Study) -> HttpResponse:
     form = ExportForm(request.POST)
     if not form.is_valid():
-        messages.error(request, f"Export not started: {_errors(form)}")
+        messages.error(request, f"Export not started: {form_errors(form)}")
         return _panel_response(request, study, http=422)
     params = {
         "format": form.cleaned_data["format"],
@@ -108,10 +107,6 @@ def start_export(request: HttpRequest, slug: str) -> HttpResponse:
     params["round"] = None if params["raw"] else 1
     _enqueue(request, study, JobKind.EXPORT, params, run_export)
     return _panel_response(request, study)
-
-
-def _errors(form: forms.Form) -> str:
-    return "; ".join(f"{name}: {e}" for name, errs in form.errors.items() for e in errs)
 
 
 def _enqueue(request: HttpRequest, study: Study, kind: str, params: dict, task) -> Job:

@@ -20,8 +20,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import get_valid_filename
 from django.views.decorators.http import require_POST
 
-from ..access import get_study_for_lead
-from ..forms import AssignForm, GroupForm
+from ..access import lead_only
+from ..forms import AssignForm, GroupForm, form_errors
 from ..importers import FORMATS
 from ..models import (
     LABEL_IMPORT,
@@ -56,8 +56,8 @@ def _conversation_counts(study: Study) -> dict:
 
 
 @login_required
-def conversations(request: HttpRequest, slug: str) -> HttpResponse:
-    study = get_study_for_lead(request.user, slug)
+@lead_only
+def conversations(request: HttpRequest, study: Study) -> HttpResponse:
     if request.htmx and request.GET.get("partial") == "counts":
         ctx = {"study": study, "counts": _conversation_counts(study)}
         return render(request, "annotation/lead/conversations.html#counts", ctx)
@@ -103,14 +103,14 @@ def _save_uploads(job: Job, uploads: list) -> list[dict]:
 
 @login_required
 @require_POST
-def import_conversations(request: HttpRequest, slug: str) -> HttpResponse:
-    study = get_study_for_lead(request.user, slug)
+@lead_only
+def import_conversations(request: HttpRequest, study: Study) -> HttpResponse:
     uploads = request.FILES.getlist("files")
     fmt = request.POST.get("format", "auto")
     if not uploads or fmt not in IMPORT_FORMATS:
         error = "Choose one or more files to import." if not uploads else f"Unknown format {fmt!r}."
         messages.error(request, error)
-        return redirect("lead_conversations", slug)
+        return redirect("lead_conversations", study.slug)
     with transaction.atomic():
         job = Job.objects.create(
             study=study, kind=JobKind.IMPORT, created_by=request.user, params={"format": fmt}
@@ -119,7 +119,7 @@ def import_conversations(request: HttpRequest, slug: str) -> HttpResponse:
         job.save(update_fields=["params"])
         transaction.on_commit(lambda: run_import.delay(job.pk))
     messages.success(request, f"Import of {len(uploads)} file(s) queued.")
-    return redirect("lead_conversations", slug)
+    return redirect("lead_conversations", study.slug)
 
 
 def start_label_import(study: Study, user, upload, *, create_members: bool, judge: bool) -> Job:
@@ -136,12 +136,12 @@ def start_label_import(study: Study, user, upload, *, create_members: bool, judg
 
 @login_required
 @require_POST
-def import_annotations(request: HttpRequest, slug: str) -> HttpResponse:
-    study = get_study_for_lead(request.user, slug)
+@lead_only
+def import_annotations(request: HttpRequest, study: Study) -> HttpResponse:
     upload = request.FILES.get("file")
     if upload is None:
         messages.error(request, "Choose a JSONL file of annotations to import.")
-        return redirect("lead_conversations", slug)
+        return redirect("lead_conversations", study.slug)
     start_label_import(
         study,
         request.user,
@@ -150,7 +150,7 @@ def import_annotations(request: HttpRequest, slug: str) -> HttpResponse:
         judge=bool(request.POST.get("judge")),
     )
     messages.success(request, f"Import of the annotations in {upload.name} queued.")
-    return redirect("lead_conversations", slug)
+    return redirect("lead_conversations", study.slug)
 
 
 # -- assignment -----------------------------------------------------------------------------
@@ -215,13 +215,12 @@ def _assign_calibration(groups: list[Group], selected) -> tuple[bool, str]:
 
 @login_required
 @require_POST
-def assign(request: HttpRequest, slug: str) -> HttpResponse:
-    study = get_study_for_lead(request.user, slug)
+@lead_only
+def assign(request: HttpRequest, study: Study) -> HttpResponse:
     form = AssignForm(study, request.POST)
     if not form.is_valid():
-        errors = "; ".join(e for field in form.errors.values() for e in field)
-        messages.error(request, f"Nothing assigned: {errors}")
-        return redirect("lead_conversations", slug)
+        messages.error(request, f"Nothing assigned: {form_errors(form)}")
+        return redirect("lead_conversations", study.slug)
     data = form.cleaned_data
     groups = list(data["group"].order_by("name"))
     try:
@@ -235,7 +234,7 @@ def assign(request: HttpRequest, slug: str) -> HttpResponse:
     except SeatConflict as e:
         ok, message = False, f"Nothing assigned: {e}."
     (messages.success if ok else messages.error)(request, message)
-    return redirect("lead_conversations", slug)
+    return redirect("lead_conversations", study.slug)
 
 
 # -- groups ---------------------------------------------------------------------------------
@@ -254,8 +253,8 @@ def _groups_with_counts(study: Study):
 
 
 @login_required
-def groups(request: HttpRequest, slug: str) -> HttpResponse:
-    study = get_study_for_lead(request.user, slug)
+@lead_only
+def groups(request: HttpRequest, study: Study) -> HttpResponse:
     form = GroupForm(request.POST or None, instance=Group(study=study))
     if request.method == "POST" and form.is_valid():
         # the form leaves `study` out, so it cannot check the (study, name) constraint itself
@@ -264,7 +263,7 @@ def groups(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             group = form.save()
             messages.success(request, f"Group {group} created.")
-            return redirect("lead_groups", slug)
+            return redirect("lead_groups", study.slug)
     ctx = {"study": study, "groups": _groups_with_counts(study), "form": form}
     return render(request, "annotation/lead/groups.html", ctx)
 
@@ -290,8 +289,8 @@ def _find_user(username: str):
 
 @login_required
 @require_POST
-def group_members(request: HttpRequest, slug: str, group_id: int) -> HttpResponse:
-    study = get_study_for_lead(request.user, slug)
+@lead_only
+def group_members(request: HttpRequest, study: Study, group_id: int) -> HttpResponse:
     group = get_object_or_404(Group, pk=group_id, study=study)
     user, error = _find_user(request.POST.get("username", "").strip())
     if user is None:
@@ -314,8 +313,8 @@ def _seat(group: Group, user, as_: str) -> str:
 
 @login_required
 @require_POST
-def group_moderator(request: HttpRequest, slug: str, group_id: int) -> HttpResponse:
-    study = get_study_for_lead(request.user, slug)
+@lead_only
+def group_moderator(request: HttpRequest, study: Study, group_id: int) -> HttpResponse:
     group = get_object_or_404(Group, pk=group_id, study=study)
     username = request.POST.get("username", "").strip()
     user, error = _find_user(username) if username else (None, "")

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from taxonomy.models import Category, Type
 
 from ..access import get_card_for_annotator, get_study_for_expert, get_study_for_user
-from ..forms import ProposalDecisionForm, ProposalForm
+from ..forms import ProposalDecisionForm, ProposalForm, form_errors
 from ..models import Proposal, ProposalDecided, ProposalError, Study
 
 
@@ -63,7 +63,7 @@ def proposal_decide(request: HttpRequest, slug: str, proposal_id: int) -> HttpRe
     form = ProposalDecisionForm(request.POST)
     error, http = "", 200
     if not form.is_valid():
-        error, http = " ".join(e for errs in form.errors.values() for e in errs), 422
+        error, http = form_errors(form, " "), 422
     else:
         try:
             _decide(proposal, request.user, form.cleaned_data)
