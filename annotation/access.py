@@ -6,10 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import wraps
 
+from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
+from django.views.decorators.http import require_POST
 
 from .models import Annotation, CardState, CardStatus, Group, Job, Kind, Role, Study, Turn
 
@@ -266,12 +268,17 @@ def get_study_for_reporter(user, slug: str) -> Study:
     return study
 
 
-def lead_only(view):
-    """A lead's view (under login_required): the URL's study for one of its leads, else a
-    404 (pages, partials and POSTs alike). The view is called with the study, not the slug."""
+def lead_page(view):
+    """A lead's page: login, then the URL's study for one of its leads, else a 404 (pages,
+    partials and POSTs alike). The view is called with the study, not the slug."""
 
     @wraps(view)
-    def wrapper(request, slug: str, *args, **kwargs):
+    def with_study(request, slug: str, *args, **kwargs):
         return view(request, get_study_for_lead(request.user, slug), *args, **kwargs)
 
-    return wrapper
+    return login_required(with_study)
+
+
+def lead_post(view):
+    """A lead's POST-only view (405 for other methods, checked before the study)."""
+    return lead_page(require_POST(view))

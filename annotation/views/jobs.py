@@ -16,9 +16,9 @@ from django.db import transaction
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
-from ..access import agreement_locked_reason, get_job_for_lead, lead_only
+from ..access import agreement_locked_reason, get_job_for_lead, lead_post
 from ..agreement.data import data_stamp
 from ..exports import EXPORT_FORMATS, may_download
 from ..forms import AgreementForm, ExportForm, form_errors
@@ -78,9 +78,7 @@ def _panel_response(request: HttpRequest, study: Study, http: int = 200) -> Http
     return redirect("study", study.slug)
 
 
-@login_required
-@require_POST
-@lead_only
+@lead_post
 def start_agreement(request: HttpRequest, study: Study) -> HttpResponse:
     form = AgreementForm(study, request.POST)
     if not form.is_valid():
@@ -91,9 +89,7 @@ def start_agreement(request: HttpRequest, study: Study) -> HttpResponse:
     return _panel_response(request, study)
 
 
-@login_required
-@require_POST
-@lead_only
+@lead_post
 def start_export(request: HttpRequest, study: Study) -> HttpResponse:
     form = ExportForm(request.POST)
     if not form.is_valid():

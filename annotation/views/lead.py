@@ -9,7 +9,6 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
-from django.contrib.auth.decorators import login_required
 from django.core.exceptions import SuspiciousFileOperation
 from django.core.paginator import Paginator
 from django.db import transaction
@@ -18,9 +17,8 @@ from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import get_valid_filename
-from django.views.decorators.http import require_POST
 
-from ..access import lead_only
+from ..access import lead_page, lead_post
 from ..forms import AssignForm, GroupForm, form_errors
 from ..importers import FORMATS
 from ..models import (
@@ -55,8 +53,7 @@ def _conversation_counts(study: Study) -> dict:
     return counts
 
 
-@login_required
-@lead_only
+@lead_page
 def conversations(request: HttpRequest, study: Study) -> HttpResponse:
     if request.htmx and request.GET.get("partial") == "counts":
         ctx = {"study": study, "counts": _conversation_counts(study)}
@@ -101,9 +98,7 @@ def _save_uploads(job: Job, uploads: list) -> list[dict]:
     return files
 
 
-@login_required
-@require_POST
-@lead_only
+@lead_post
 def import_conversations(request: HttpRequest, study: Study) -> HttpResponse:
     uploads = request.FILES.getlist("files")
     fmt = request.POST.get("format", "auto")
@@ -134,9 +129,7 @@ def start_label_import(study: Study, user, upload, *, create_members: bool, judg
     return job
 
 
-@login_required
-@require_POST
-@lead_only
+@lead_post
 def import_annotations(request: HttpRequest, study: Study) -> HttpResponse:
     upload = request.FILES.get("file")
     if upload is None:
@@ -213,9 +206,7 @@ def _assign_calibration(groups: list[Group], selected) -> tuple[bool, str]:
     return done > 0, message
 
 
-@login_required
-@require_POST
-@lead_only
+@lead_post
 def assign(request: HttpRequest, study: Study) -> HttpResponse:
     form = AssignForm(study, request.POST)
     if not form.is_valid():
@@ -252,8 +243,7 @@ def _groups_with_counts(study: Study):
     )
 
 
-@login_required
-@lead_only
+@lead_page
 def groups(request: HttpRequest, study: Study) -> HttpResponse:
     form = GroupForm(request.POST or None, instance=Group(study=study))
     if request.method == "POST" and form.is_valid():
@@ -287,9 +277,7 @@ def _find_user(username: str):
     return user, error
 
 
-@login_required
-@require_POST
-@lead_only
+@lead_post
 def group_members(request: HttpRequest, study: Study, group_id: int) -> HttpResponse:
     group = get_object_or_404(Group, pk=group_id, study=study)
     user, error = _find_user(request.POST.get("username", "").strip())
@@ -311,9 +299,7 @@ def _seat(group: Group, user, as_: str) -> str:
     return ""
 
 
-@login_required
-@require_POST
-@lead_only
+@lead_post
 def group_moderator(request: HttpRequest, study: Study, group_id: int) -> HttpResponse:
     group = get_object_or_404(Group, pk=group_id, study=study)
     username = request.POST.get("username", "").strip()
