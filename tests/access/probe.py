@@ -7,12 +7,11 @@ from dataclasses import dataclass
 
 from django.test import Client
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
-from rest_framework.test import APIClient
+from django.utils.html import escape
 
 from annotation.models import Turn
+from tests.factories import HTMX, token_client
 
-HTMX = {"HTTP_HX_REQUEST": "true"}
 DECISION = {"types": ["code_rollback"], "rationale": "the reply rolls back"}
 
 
@@ -75,21 +74,29 @@ def _api_requests(slug: str, turn: Turn) -> list[tuple[str, str, dict]]:
     ]
 
 
+# the reads that, when they answer 200, must show the card itself (its user message): a
+# page that shows nothing would otherwise pass for one that hides the secret
+SHOWS_THE_CARD = ("card", "discussion", "card_timeline")
+
+
 def leaks(user, slug: str, turn: Turn, secret: Secret) -> list[str]:
-    """The requests whose answer shows `secret` to `user` (or fails with a 500), as
-    "METHOD url [htmx] -> status"; [] when nothing leaks."""
+    """The requests whose answer shows `secret` to `user` (or fails with a 500, or answers
+    200 to a read of the card without the card in it), as "METHOD url [htmx] -> status";
+    [] when nothing leaks."""
     found = []
     client = Client()
     client.force_login(user)
+    card_reads = {reverse(name, args=[slug, turn.pk]) for name in SHOWS_THE_CARD}
+    shown = escape(turn.user_text)
     for method, url, data, headers in _page_requests(slug, turn):
         response = getattr(client, method)(url, data, **headers)
         body = response.content.decode()
-        if response.status_code >= 500 or secret.found_in(body, api=False):
+        blank = method == "get" and url in card_reads and response.status_code == 200
+        blank = blank and shown not in body
+        if response.status_code >= 500 or blank or secret.found_in(body, api=False):
             tag = " htmx" if headers else ""
             found.append(f"{method.upper()} {url}{tag} {data or ''} -> {response.status_code}")
-    token, _ = Token.objects.get_or_create(user=user)
-    api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    api = token_client(user)
     for method, url, data in _api_requests(slug, turn):
         response = getattr(api, method)(url, data, format="json")
         body = response.content.decode()

@@ -96,4 +96,4 @@ def test_it_lists_an_annotating_leads_own_rows_but_not_the_others(study):
     rows = token_client(lead).get("/api/studies/s1/annotations/").json()["results"]
 
     assert [(r["annotator"], r["note"]) for r in rows] == [("lead", "lead-note")]
-    assert other.pk not in [r["turn"] for r in rows]
+    assert other.pk not in [r["turn_id"] for r in rows]
