@@ -236,11 +236,21 @@ class _ArrayStream:
                 return ""
 
 
-def _is_real_error(exc: json.JSONDecodeError, buffered: int) -> bool:
-    """True when the error cannot be the buffer ending mid-record: the decoder met a bad
-    character well before the end of the data it had. Unterminated strings only say where
-    the string began, so they always get more data."""
-    return exc.pos < buffered - 16 and not exc.msg.startswith("Unterminated string")
+# A string that runs to the end of the text: no closing quote that is not escaped.
+_OPEN_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+\\?', re.S)
+# The longest token a decode error can stop inside: -Infinity, an escaped surrogate pair.
+_LONGEST_TOKEN = 16
+
+
+def _may_be_cut(exc: json.JSONDecodeError, text: str) -> bool:
+    """True when the error may only mean that `text` ends mid-record, so that more text can
+    fix it. Told from where the error is, never from its wording (which is the Python
+    version's): a token cut by the end fails within its last few characters (`tru`, `-`,
+    `\\u00`), and a string cut by the end fails where it starts, with no closing quote after.
+    A real error at a string that is still open reads on until the string closes."""
+    return exc.pos >= len(text) - _LONGEST_TOKEN or (
+        text.startswith('"', exc.pos) and _OPEN_STRING.fullmatch(text, exc.pos) is not None
+    )
 
 
 def read_json_array(path: str | Path, chunk_size: int = CHUNK_SIZE) -> Iterator[Item]:
@@ -309,7 +319,7 @@ def _decode(stream: _ArrayStream, decoder: json.JSONDecoder) -> tuple[Any, int]:
             # from the element's start: more() moves the element to the buffer's start
             error_at = exc.pos - stream.pos
             if (
-                _is_real_error(exc, len(stream.buf))
+                not _may_be_cut(exc, stream.buf)
                 or pending > MAX_RECORD_CHARS
                 or not stream.more(at_least=pending)
             ):

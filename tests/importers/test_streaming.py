@@ -41,6 +41,49 @@ def test_it_reads_a_json_array_across_any_chunk_boundary(tmp_path, chunk_size):
     assert [i.index for i in items] == list(range(len(values)))
 
 
+@pytest.fixture
+def reworded_decode_errors(monkeypatch):
+    """Another Python may word its JSON errors differently: the array reader must tell a
+    record cut by the end of its buffer from a real error by where the error is, not by
+    what the message says."""
+    real_raw_decode = json.JSONDecoder.raw_decode
+
+    def reworded(self, s, idx=0):
+        try:
+            return real_raw_decode(self, s, idx)
+        except json.JSONDecodeError as exc:
+            raise json.JSONDecodeError("Something else", exc.doc, exc.pos) from None
+
+    monkeypatch.setattr(json.JSONDecoder, "raw_decode", reworded)
+
+
+@pytest.mark.parametrize("chunk_size", [1, 7, 64, 1000])
+def test_it_reads_strings_cut_by_a_chunk_boundary_whatever_the_errors_are_called(
+    tmp_path, reworded_decode_errors, chunk_size
+):
+    text = 'long words, a \\ backslash, "quotes", ü and 🙂\n' * 8
+    values = [{"id": f"c{i}", "text": f"{i} {text}"} for i in range(6)]
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps(values, indent=1), encoding="utf-8")
+    items = list(read_json_array(path, chunk_size=chunk_size))
+    assert [i.error for i in items if i.error] == []
+    assert [i.obj for i in items] == values
+
+
+@pytest.mark.parametrize("broken", ['"conversations": [}', '"conversations" "oops"'])
+def test_it_still_stops_at_a_real_error_whatever_the_errors_are_called(
+    tmp_path, reworded_decode_errors, broken
+):
+    body = ",".join(json.dumps(record(i)) for i in range(3))
+    tail = ",".join(json.dumps(record(i)) for i in range(3, 3000))
+    path = tmp_path / "bad.json"
+    path.write_text(f'[{body}, {{"id": "x", {broken}}}, {tail}]', encoding="utf-8")
+    items = list(read_json_array(path, chunk_size=4096))
+    assert [i.obj["id"] for i in items[:3]] == ["c0", "c1", "c2"]
+    assert len(items) == 4 and items[3].error.startswith("invalid JSON: Something else at")
+    assert items[3].offset < path.stat().st_size / 10
+
+
 def test_it_reads_a_large_json_array_incrementally(tmp_path):
     path = tmp_path / "big.json"
     with open(path, "w", encoding="utf-8") as f:
