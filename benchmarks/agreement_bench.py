@@ -1,12 +1,17 @@
 """Agreement benchmark: the pure computation of the agreement report at a million cards,
-then the whole agreement job and the gold export from PostgreSQL rows.
+then the whole agreement job and the gold export from PostgreSQL rows, each against
+PostgreSQL's own floor for the rows it reads.
 
     .venv/bin/python benchmarks/agreement_bench.py [--cards 1000000] [--boot 200] [--seed 0]
         [--sections compute,job,export] [--pg-url postgres://postgres@127.0.0.1:5432]
-        [--job-boot 1000] [--keep-db]
+        [--job-boot 1000] [--db-repeat 2] [--floor-repeat 3] [--keep-db | --reuse-db]
 
 Sections "job" and "export" (see the comment "The whole job and the export" below) need a
-PostgreSQL server; they create and drop the database cardsort_bench_agree.
+PostgreSQL server; they create and drop the database cardsort_bench_agree (--keep-db keeps
+it; --reuse-db uses the one an earlier run with the same --cards and --seed left, and keeps
+it). They print, for the job and the gold export: seconds (the best of --db-repeat runs),
+the floor (the best of --floor-repeat passes of COPY ... TO STDOUT over every row of the
+tables the step reads, whole rows) and the ratio, against issue 8's aims (3 x, 5 x).
 
 Section "compute":
 
@@ -144,10 +149,13 @@ def compute_section(args: argparse.Namespace) -> None:
 # The whole job and the export, from PostgreSQL rows (sections "job" and "export")
 #
 # The database `cardsort_bench_agree` is created on the server of --pg-url, filled with
-# COPY (conversations of 5 turns, the turns, 2 current round-1 annotations per card, their
-# types in the M2M through table, a card state per card, and a unanimous consensus with
-# its types on every card where the two label sets are identical), and dropped at the end
-# (--keep-db keeps it). Each timed step runs in a fresh subprocess; its memory is the
+# COPY (conversations of 5 turns, each assigned to the one group, the turns, 2 current
+# round-1 annotations per card, their types in the M2M through table, a card state per
+# card, and a unanimous consensus with its types on every card where the two label sets are
+# identical), and dropped at the end (--keep-db keeps it; its comment records --cards and
+# --seed for --reuse-db). The floor (_floor_step) copies the tables out with COPY into a
+# C-level sink, so it is the database's and the driver's time alone; the job is timed as a
+# worker runs it (run_agreement). Each timed step runs in a fresh subprocess; its memory is the
 # growth of the subprocess's peak RSS during the step: the peak is reset to the current RSS
 # when the step starts (after Django and the libraries are loaded) and read back as VmHWM,
 # the high-water mark ru_maxrss reports. Not tracemalloc, which would slow the ORM down and
@@ -219,9 +227,11 @@ def _fill(n_cards: int, seed: int) -> dict:
             "n_turns": np.minimum(
                 TURNS_PER_CONVERSATION, n_cards - (conv_ids - 1) * TURNS_PER_CONVERSATION
             ),
-            "group_id": group.pk,
             "created_at": now,
         }
+    )
+    assignments = pd.DataFrame(
+        {"id": conv_ids, "conversation_id": conv_ids, "group_id": group.pk, "created_at": now}
     )
     turn_ids = np.arange(1, n_cards + 1)
     turns = pd.DataFrame(
@@ -289,6 +299,7 @@ def _fill(n_cards: int, seed: int) -> dict:
     consensus_types = pd.DataFrame({"consensus_id": consensus_ids[row], "type_id": type_ids[col]})
     tables = [
         ("annotation_conversation", conversations),
+        ("annotation_assignment", assignments),
         ("annotation_turn", turns),
         ("annotation_annotation", annotations),
         (_types_table("Annotation"), annotation_types),
@@ -349,13 +360,31 @@ def _peak_growth(before: float) -> float:
     return _status_mib("VmHWM") - before
 
 
-def _job_step(n_boot: int, seed: int) -> dict:
-    """Subprocess step: PostgreSQL rows -> the agreement report, as the job runs it."""
+def _job_step(n_boot: int, seed: int, repeat: int) -> dict:
+    """Subprocess step: the whole agreement job as a worker runs it (run_agreement: the Job
+    row, its progress, the report, the result saved), best of `repeat` runs; then the same
+    report through load_records + agreement_reports (frozensets, DataFrames), checked equal."""
     from annotation.agreement.data import compute_study_report, data_stamp, load_records
     from annotation.agreement.stats import agreement_reports
-    from annotation.models import Study
+    from annotation.models import Job, JobKind, JobStatus, Study
+    from annotation.tasks import run_agreement
 
     study = Study.objects.select_related("taxonomy_version__taxonomy").get(slug="bench")
+    job_times, job_growth, job_before, result = [], 0.0, 0.0, None
+    for i in range(repeat):
+        job = Job.objects.create(
+            study=study, kind=JobKind.AGREEMENT, params={"round": 1, "seed": seed, "n_boot": n_boot}
+        )
+        before = _reset_peak()
+        started = time.perf_counter()
+        run_agreement(job.pk)
+        job_times.append(time.perf_counter() - started)
+        if i == 0:
+            job_growth, job_before = _peak_growth(before), before
+        job.refresh_from_db()
+        assert job.status == JobStatus.DONE, job.error
+        result = job.result
+
     before = _reset_peak()
     started = time.perf_counter()
     data = load_records(study)
@@ -375,8 +404,12 @@ def _job_step(n_boot: int, seed: int) -> dict:
     growth_full = _peak_growth(before_full)
     pair = reports["smell"]["pairs"]["alice|bob"]
     assert full["axes"]["smell"]["report"] == reports["smell"]
+    assert result["axes"]["smell"]["report"] == reports["smell"]
     return {
         "records": records,
+        "job_s": job_times,
+        "job_rss_delta_mib": job_growth,
+        "job_rss_before_mib": job_before,
         "load_s": loaded - started,
         "report_s": done - loaded,
         "rss_delta_mib": growth,
@@ -389,22 +422,87 @@ def _job_step(n_boot: int, seed: int) -> dict:
     }
 
 
-def _export_step(fmt: str, out: str) -> dict:
-    """Subprocess step: the gold export of the study (write_gold), as the export job runs it."""
+def _floor_tables() -> dict[str, list[str]]:
+    """The tables each step reads (every one of them is the bench study's alone).
+    job: annotation.agreement.rows's queries and the names of users, groups and types.
+    export: annotation.exports.gold_rows and label_columns."""
+    from django.contrib.auth import get_user_model
+
+    from annotation import models
+    from taxonomy.models import Taxonomy, TaxonomyVersion, Type
+
+    def table(model) -> str:
+        return model._meta.db_table
+
+    shared = [
+        models.Annotation,
+        models.Annotation.types.through,
+        models.Turn,
+        models.Conversation,
+        models.Consensus,
+        models.Consensus.types.through,
+        models.Assignment,
+        models.Group,
+        models.Group.annotators.through,
+        models.Group.judges.through,
+        models.StudyGold,
+        models.StudyGold.types.through,
+        get_user_model(),
+        Type,
+    ]
+    export = shared + [models.CardState, TaxonomyVersion, Taxonomy]
+    return {"job": [table(m) for m in shared], "export": [table(m) for m in export]}
+
+
+def _floor_step(repeat: int) -> dict:
+    """Subprocess step: PostgreSQL's floor for each step, the time COPY ... TO STDOUT takes
+    to hand over every row of the tables the step reads (whole rows, text format) to this
+    process, which drops them: best of `repeat` passes over the tables."""
+    import io
+    import os
+
+    from django.db import connection
+
+    out = {}
+    with connection.cursor() as cursor:
+        for step, tables in _floor_tables().items():
+            passes = []
+            for _ in range(repeat):
+                started = time.perf_counter()
+                # a C-level sink: psycopg2 writes a row at a time
+                with open(os.devnull, "wb", buffering=io.DEFAULT_BUFFER_SIZE * 128) as sink:
+                    for table in tables:
+                        cursor.cursor.copy_expert(f'COPY "{table}" TO STDOUT', sink)
+                passes.append(time.perf_counter() - started)
+            cursor.execute(
+                " + ".join(f'(SELECT count(*) FROM "{t}")' for t in tables).join(("SELECT ", ""))
+            )
+            out[step] = {"seconds": min(passes), "passes": passes, "rows": cursor.fetchone()[0]}
+    return out
+
+
+def _export_step(fmt: str, out: str, repeat: int) -> dict:
+    """Subprocess step: the gold export of the study (write_gold), as the export job runs
+    it, best of `repeat` runs; the memory of the first."""
     from annotation.exports import write_gold
     from annotation.models import Study
 
     study = Study.objects.get(slug="bench")
-    before = _reset_peak()
-    started = time.perf_counter()
-    n = write_gold(study, out, fmt)
-    seconds = time.perf_counter() - started
+    times, growth, rss_before, n = [], 0.0, 0.0, 0
+    for i in range(repeat):
+        before = _reset_peak()
+        started = time.perf_counter()
+        n = write_gold(study, out, fmt)
+        times.append(time.perf_counter() - started)
+        if i == 0:
+            growth, rss_before = _peak_growth(before), before
     return {
         "rows": n,
-        "seconds": seconds,
+        "seconds": min(times),
+        "times": times,
         "bytes": Path(out).stat().st_size,
-        "rss_delta_mib": _peak_growth(before),
-        "rss_before_mib": before,
+        "rss_delta_mib": growth,
+        "rss_before_mib": rss_before,
     }
 
 
@@ -417,10 +515,12 @@ def _step(args: argparse.Namespace) -> None:
     django.setup()
     if args.step == "fill":
         result = _fill(args.cards, args.seed)
+    elif args.step == "floor":
+        result = _floor_step(args.floor_repeat)
     elif args.step == "job":
-        result = _job_step(args.job_boot, args.seed)
+        result = _job_step(args.job_boot, args.seed, args.db_repeat)
     else:
-        result = _export_step("parquet", args.out)
+        result = _export_step("parquet", args.out, args.db_repeat)
     print("RESULT " + json.dumps(result))
 
 
@@ -440,6 +540,7 @@ def _run_step(args: argparse.Namespace, step: str, tmp: Path, **extra: str) -> d
     )
     command = [sys.executable, __file__, "--step", step, "--cards", str(args.cards)]
     command += ["--seed", str(args.seed), "--job-boot", str(args.job_boot)]
+    command += ["--db-repeat", str(args.db_repeat), "--floor-repeat", str(args.floor_repeat)]
     for key, value in extra.items():
         command += [f"--{key}", value]
     done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
@@ -449,25 +550,86 @@ def _run_step(args: argparse.Namespace, step: str, tmp: Path, **extra: str) -> d
     return json.loads(line.removeprefix("RESULT "))
 
 
+def _filled_marker(args: argparse.Namespace) -> str:
+    return f"agreement_bench cards={args.cards} seed={args.seed}"
+
+
+def _reusable(args: argparse.Namespace) -> bool:
+    """--reuse-db: the database is there, filled by this bench with the same cards and seed
+    (its comment says so)."""
+    import psycopg2
+
+    try:
+        conn = psycopg2.connect(f"{args.pg_url}/{PG_DATABASE}")
+    except psycopg2.OperationalError:
+        return False
+    with conn, conn.cursor() as cursor:
+        cursor.execute(
+            "SELECT shobj_description(oid, 'pg_database') FROM pg_database "
+            "WHERE datname = current_database()"
+        )
+        comment = cursor.fetchone()[0]
+    conn.close()
+    return comment == _filled_marker(args)
+
+
+def _ratio_line(what: str, seconds: float, floor: float, aim: float) -> str:
+    ratio = seconds / floor
+    verdict = "within" if ratio <= aim else "ABOVE"
+    return (
+        f"{what:<24}{seconds:8.2f} s   floor {floor:6.2f} s   ratio {ratio:5.2f} x "
+        f"({verdict} the aim of {aim:g} x)"
+    )
+
+
 def database_sections(args: argparse.Namespace, pure_report: dict | None) -> None:
     import tempfile
 
     sections = set(args.sections.split(","))
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
-        _pg_admin(args.pg_url, f"DROP DATABASE IF EXISTS {PG_DATABASE}")
-        _pg_admin(args.pg_url, f"CREATE DATABASE {PG_DATABASE}")
+        reuse = args.reuse_db and _reusable(args)
         try:
-            fill = _run_step(args, "fill", tmp)
-            rows = ", ".join(f"{table} {n:,}" for table, n in fill["rows"].items())
-            print(f"\nPostgreSQL database {PG_DATABASE}: {rows}")
+            if reuse:
+                print(f"\nPostgreSQL database {PG_DATABASE}: reused ({_filled_marker(args)})")
+            else:
+                _pg_admin(args.pg_url, f"DROP DATABASE IF EXISTS {PG_DATABASE}")
+                _pg_admin(args.pg_url, f"CREATE DATABASE {PG_DATABASE}")
+                fill = _run_step(args, "fill", tmp)
+                _pg_admin(
+                    args.pg_url, f"COMMENT ON DATABASE {PG_DATABASE} IS '{_filled_marker(args)}'"
+                )
+                rows = ", ".join(f"{table} {n:,}" for table, n in fill["rows"].items())
+                print(f"\nPostgreSQL database {PG_DATABASE}: {rows}")
+                print(
+                    f"generate {fill['generate_s']:.1f} s, COPY {fill['copy_s']:.1f} s "
+                    "(not part of the timings below)"
+                )
+            floor = _run_step(args, "floor", tmp)
             print(
-                f"generate {fill['generate_s']:.1f} s, COPY {fill['copy_s']:.1f} s "
-                "(not part of the timings below)"
+                "\nPostgreSQL's floor: COPY ... TO STDOUT of every row of the tables a step "
+                f"reads, best of {args.floor_repeat}:"
             )
+            for step in ("job", "export"):
+                passes = ", ".join(f"{t:.2f}" for t in floor[step]["passes"])
+                print(
+                    f"{step:<8}{floor[step]['seconds']:6.2f} s  ({floor[step]['rows']:,} rows; "
+                    f"passes {passes} s)"
+                )
+            ratios = []
             if "job" in sections:
                 job = _run_step(args, "job", tmp)
+                best = min(job["job_s"])
+                runs = ", ".join(f"{t:.2f}" for t in job["job_s"])
                 print(f"\nWhole agreement job from PostgreSQL ({job['records']:,} records):")
+                print(
+                    f"run_agreement ({args.job_boot} resamples)     {best:9.2f} s "
+                    f"(best of {len(job['job_s'])}: {runs} s)"
+                )
+                print(
+                    f"peak RSS growth, the job (VmHWM after a reset, own process): "
+                    f"{job['job_rss_delta_mib']:.0f} MiB over {job['job_rss_before_mib']:.0f} MiB"
+                )
                 print(f"load_records (SQL -> DataFrame)        {job['load_s']:9.2f} s")
                 print(
                     f"agreement_reports ({args.job_boot} resamples)      {job['report_s']:9.2f} s"
@@ -492,21 +654,30 @@ def database_sections(args: argparse.Namespace, pure_report: dict | None) -> Non
                     theirs = job["per_label_kappa"] + [job["kappa"]]
                     worst = max(abs(x - y) for x, y in zip(ours, theirs, strict=True))
                     print(f"max |DB report - in-memory report| over the 10 kappas: {worst:.2e}")
+                ratios.append(_ratio_line("agreement job", best, floor["job"]["seconds"], 3))
             if "export" in sections:
                 out = tmp / "bench-gold.parquet"
                 export = _run_step(args, "export", tmp, out=str(out))
+                runs = ", ".join(f"{t:.2f}" for t in export["times"])
                 print(f"\nGold export to Parquet (write_gold), {export['rows']:,} cards:")
                 print(
                     f"write_gold parquet                    {export['seconds']:9.2f} s "
                     f"({export['rows'] / export['seconds']:,.0f} cards/s, "
-                    f"{export['bytes'] / 2**20:.1f} MiB file)"
+                    f"{export['bytes'] / 2**20:.1f} MiB file; best of {len(export['times'])}: "
+                    f"{runs} s)"
                 )
                 print(
                     f"peak RSS growth (VmHWM after a reset, own process): "
                     f"{export['rss_delta_mib']:.0f} MiB over {export['rss_before_mib']:.0f} MiB"
                 )
+                ratios.append(
+                    _ratio_line("gold export", export["seconds"], floor["export"]["seconds"], 5)
+                )
+            if ratios:
+                print(f"\nAgainst PostgreSQL's floor ({args.cards:,} cards, issue 8's aims):")
+                print("\n".join(ratios))
         finally:
-            if not args.keep_db:
+            if not args.keep_db and not args.reuse_db:
                 _pg_admin(args.pg_url, f"DROP DATABASE IF EXISTS {PG_DATABASE}")
 
 
@@ -525,7 +696,19 @@ def main() -> None:
     parser.add_argument(
         "--job-boot", type=int, default=1000, help="bootstrap resamples of the job (default 1000)"
     )
+    parser.add_argument(
+        "--db-repeat", type=int, default=2, help="runs of the job and the export (best taken)"
+    )
+    parser.add_argument(
+        "--floor-repeat", type=int, default=3, help="passes of the COPY floor (best taken)"
+    )
     parser.add_argument("--keep-db", action="store_true", help=f"keep {PG_DATABASE} afterwards")
+    parser.add_argument(
+        "--reuse-db",
+        action="store_true",
+        help=f"use {PG_DATABASE} as an earlier run with the same --cards and --seed left it "
+        "(filled otherwise), and keep it",
+    )
     parser.add_argument("--step", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -1,15 +1,16 @@
 """The agreement report of a study, straight from the database (AGREEMENT.md).
 
-    load_records(study, round=1) -> {axis code: (records, codes, consensus)}
     compute_study_report(study, round=1, n_boot=1000, seed=0) -> dict (JSON-able)
+    load_records(study, round=1) -> {axis code: (records, codes, consensus)}
     data_stamp(study) -> dict
 
 The job, the `agreement` command and the API all go through `compute_study_report`, so they
-give the same JSON. Loading never builds a model instance: one streamed SQL query over the
-current annotations of the round left-joined to their types (one row per annotation and
-type; a row with no type for "no smell"), one over the current consensus, both read in
-chunks into integer arrays. Label sets are built per distinct bitmask (a few hundred at
-most), not per record, so a million cards cost a few numpy passes.
+give the same JSON. The rows come straight into integer arrays (rows.py: COPY on
+PostgreSQL), become one uint64 label bitmask per record and axis, and are encoded once per
+axis (stats.encode_axes); the report, the page's extras, the comparison with the gold and
+the agreement between groups all take those arrays. No model instance, label set or
+DataFrame is built per record: a million cards cost a few numpy passes. `load_records`
+gives the same records as DataFrames of frozensets, for `stats.agreement_report` and tests.
 
 Records: card = turn id, annotator = username, group = the name of the group in which the
 annotator labels the card's conversation. A conversation may be assigned to several groups
@@ -17,9 +18,10 @@ annotator labels the card's conversation. A conversation may be assigned to seve
 (Group.check_seat), so every record has one group. A conversation of a single group gives
 that group to anyone's record (someone since removed from it); a record of nobody seated,
 on a shared conversation, has no group. Pairs stay inside groups; the study-wide measures
-(Krippendorff, Fleiss) span every annotator who rated the card.
+(Krippendorff, Fleiss) span every annotator who rated the card. Judges (e.g. an LLM judge)
+never vote: they are left out of the report and the extras, compared with the gold only.
 
-Consensus: each group has its own on a shared card. The report's `consensus` mapping (for
+Consensus: each group has its own on a shared card. The report's `consensus` (for
 `prevalence` and `versus_consensus`) is the study-level gold (models.study_gold_of); the
 axis's `between_groups` compares the groups' consensus labels on the cards several groups
 decided: Cohen's kappa on sets and per label for each pair of groups (the pair keys of the
@@ -31,124 +33,24 @@ An annotation with no type of an axis is the empty set on that axis ("no smell" 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from django.contrib.auth import get_user_model
-from django.db import connection
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from taxonomy.models import Type
 
-from ..models import (
-    Annotation,
-    Assignment,
-    Consensus,
-    Conversation,
-    Group,
-    Study,
-    StudyGold,
-    Turn,
-    study_gold_of,
-)
-from .extras import build_extras
-from .stats import agreement_report, versus_reference
+from ..models import Annotation, Consensus, Group, Study
+from .extras import extras_from_encoded
+from .rows import RECORD, count_per, rank_ids, read_study, value_per
+from .stats import Encoded, Reference, encode_axes, report_from_encoded, versus_encoded
 
-CHUNK_ROWS = 50_000
 NO_GROUP = "(no group)"
 
 Progress = Callable[[int, int, str], None]
-
-
-def _tables() -> dict[str, str]:
-    return {
-        "annotation": Annotation._meta.db_table,
-        "annotation_types": Annotation.types.through._meta.db_table,
-        "consensus": Consensus._meta.db_table,
-        "consensus_types": Consensus.types.through._meta.db_table,
-        "turn": Turn._meta.db_table,
-        "conversation": Conversation._meta.db_table,
-        "group": Group._meta.db_table,
-        "assignment": Assignment._meta.db_table,
-        "group_annotators": Group.annotators.through._meta.db_table,
-        "group_judges": Group.judges.through._meta.db_table,
-        "study_gold": StudyGold._meta.db_table,
-        "study_gold_types": StudyGold.types.through._meta.db_table,
-    }
-
-
-def _records_sql() -> str:
-    # 0 stands for NULL (ids start at 1): an annotation without a type ("no smell")
-    return """
-        SELECT a.id, a.turn_id, a.annotator_id, t.conversation_id, COALESCE(at.type_id, 0)
-        FROM {annotation} a
-        JOIN {turn} t ON t.id = a.turn_id
-        JOIN {conversation} c ON c.id = t.conversation_id
-        LEFT JOIN {annotation_types} at ON at.annotation_id = a.id
-        WHERE c.study_id = %s AND a.round = %s AND a.is_current = %s
-    """.format(**_tables())
-
-
-def _seats_sql() -> str:
-    # (conversation, user, group): who labels which conversation in which group; one row
-    # per assignment and seat, far fewer than the annotations
-    return """
-        SELECT s.conversation_id, ga.user_id, s.group_id
-        FROM {assignment} s
-        JOIN {group} g ON g.id = s.group_id
-        JOIN {group_annotators} ga ON ga.group_id = s.group_id
-        WHERE g.study_id = %s
-        UNION ALL
-        SELECT s.conversation_id, gj.user_id, s.group_id
-        FROM {assignment} s
-        JOIN {group} g ON g.id = s.group_id
-        JOIN {group_judges} gj ON gj.group_id = s.group_id
-        WHERE g.study_id = %s
-    """.format(**_tables())
-
-
-def _assignments_sql() -> str:
-    return """
-        SELECT s.conversation_id, s.group_id
-        FROM {assignment} s
-        JOIN {group} g ON g.id = s.group_id
-        WHERE g.study_id = %s
-    """.format(**_tables())
-
-
-def _consensus_sql() -> str:
-    # the consensus row carries its group, so the study is one join away (no turn scan)
-    return """
-        SELECT k.id, k.turn_id, k.group_id, t.conversation_id, COALESCE(kt.type_id, 0)
-        FROM {consensus} k
-        JOIN {group} g ON g.id = k.group_id
-        JOIN {turn} t ON t.id = k.turn_id
-        LEFT JOIN {consensus_types} kt ON kt.consensus_id = k.id
-        WHERE g.study_id = %s AND k.is_current = %s
-    """.format(**_tables())
-
-
-def _study_gold_sql() -> str:
-    return """
-        SELECT k.id, k.turn_id, COALESCE(kt.type_id, 0)
-        FROM {study_gold} k
-        LEFT JOIN {study_gold_types} kt ON kt.studygold_id = k.id
-        WHERE k.study_id = %s AND k.is_current = %s
-    """.format(**_tables())
-
-
-def _fetch_columns(sql: str, params: list, n_columns: int) -> np.ndarray:
-    """(n_columns, n_rows) int64 array of an all-integer query, read in chunks: a server-side
-    cursor on PostgreSQL, so neither the driver nor Python holds the rows as tuples at once."""
-    chunks = []
-    with connection.chunked_cursor() as cursor:
-        cursor.execute(sql, params)
-        while rows := cursor.fetchmany(CHUNK_ROWS):
-            chunks.append(np.array(rows, dtype=np.int64).reshape(-1, n_columns))
-    if not chunks:
-        return np.zeros((n_columns, 0), dtype=np.int64)
-    return np.concatenate(chunks).T
 
 
 def axis_codes(study: Study) -> dict[str, list[str]]:
@@ -165,13 +67,12 @@ def axis_codes(study: Study) -> dict[str, list[str]]:
 
 
 class _Labels:
-    """Type id -> (axis, code) for the types the rows use, and label sets per bitmask."""
+    """Type id -> (axis, code) for the types the rows use, and label masks per owner."""
 
-    def __init__(self, codes: dict[str, list[str]], type_ids: np.ndarray) -> None:
+    def __init__(self, codes: dict[str, list[str]], type_ids: list[int]) -> None:
         self.codes = {axis: list(c) for axis, c in codes.items()}
-        used = [int(t) for t in type_ids if t]
         self.type_axis: dict[int, tuple[str, str]] = {}
-        for pk, code, axis in Type.objects.filter(pk__in=used).values_list(
+        for pk, code, axis in Type.objects.filter(pk__in=type_ids).values_list(
             "pk", "code", "axis__code"
         ):
             self.type_axis[pk] = (axis, code)
@@ -181,18 +82,25 @@ class _Labels:
             if code not in axis_list:
                 axis_list.append(code)
 
-    def masks(self, owner: np.ndarray, n_owners: int, types: np.ndarray, axis: str) -> np.ndarray:
-        """uint64 bitmask per owner (annotation or consensus) of its types on `axis`."""
-        unique_types, inverse = np.unique(types, return_inverse=True)
-        position = {c: i for i, c in enumerate(self.codes[axis])}
-        bits = np.zeros(len(unique_types), dtype=np.uint64)
-        for i, type_id in enumerate(unique_types):
-            found = self.type_axis.get(int(type_id))
-            if found is not None and found[0] == axis:
-                bits[i] = np.uint64(1) << np.uint64(position[found[1]])
-        masks = np.zeros(n_owners, dtype=np.uint64)
-        np.bitwise_or.at(masks, owner, bits[inverse])
-        return masks
+    def masks(self, owner: np.ndarray, n_owners: int, types: np.ndarray) -> dict[str, np.ndarray]:
+        """{axis: uint64 bitmask per owner (annotation, consensus) of its types on the
+        axis}, from one (owner, type) pair a row."""
+        type_index, distinct = rank_ids(types)
+        out = {}
+        for axis, codes in self.codes.items():
+            position = {c: i for i, c in enumerate(codes)}
+            bits = np.zeros(len(distinct), dtype=np.uint64)
+            for i, type_id in enumerate(distinct.tolist()):
+                type_axis, code = self.type_axis.get(type_id, (None, None))
+                # past 64 codes stats refuses the axis (codes: at most 64 label codes)
+                if type_axis == axis and position[code] < 64:
+                    bits[i] = np.uint64(1) << np.uint64(position[code])
+            row_bits = bits[type_index]
+            some = np.flatnonzero(row_bits)
+            masks = np.zeros(n_owners, dtype=np.uint64)
+            np.bitwise_or.at(masks, owner[some], row_bits[some])
+            out[axis] = masks
+        return out
 
     def sets(self, masks: np.ndarray, axis: str) -> np.ndarray:
         """Object array of frozensets: one frozenset per distinct mask, shared by reference."""
@@ -205,20 +113,10 @@ class _Labels:
         return by_mask[inverse]
 
 
-def _names(model, ids: np.ndarray, field: str) -> np.ndarray:
-    """Object array: position i holds the `field` of object ids[i]; 0 -> None."""
-    inverse, unique = pd.factorize(ids)
-    rows = model.objects.filter(pk__in=[int(i) for i in unique if i]).values_list("pk", field)
-    found = dict(rows)
-    names = np.empty(len(unique), dtype=object)
-    names[:] = [found.get(int(i)) for i in unique]
-    return names[inverse]
-
-
 def _collapse(ids: np.ndarray, *columns: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Rows of a LEFT JOIN on the types (one per owner and type) -> the owner index of each
-    row, and each column's value once per owner."""
-    owner, distinct = pd.factorize(ids)
+    """Rows of a LEFT JOIN on the types (one per owner and type: the study gold) -> the owner
+    index of each row, and each column's value once per owner (in ascending id order)."""
+    owner, distinct = rank_ids(ids)
     out = []
     for column in columns:
         values = np.zeros(len(distinct), dtype=np.int64)
@@ -227,120 +125,218 @@ def _collapse(ids: np.ndarray, *columns: np.ndarray) -> tuple[np.ndarray, list[n
     return owner, out
 
 
-def _record_groups(study: Study, conversation: np.ndarray, annotator: np.ndarray) -> np.ndarray:
+def _links(ids: np.ndarray, owner: np.ndarray, type_id: np.ndarray) -> list[np.ndarray]:
+    """(index into `ids`, type) of the type links (owner, type) whose owner is in `ids`."""
+    index = value_per(ids, np.arange(len(ids)), owner, missing=-1)
+    return _where(index >= 0, index, type_id)
+
+
+def _names(model, ids: np.ndarray, field: str) -> tuple[np.ndarray, list]:
+    """(index of each id into the names, the names): the `field` of each distinct id."""
+    index, distinct = rank_ids(ids)
+    found = dict(model.objects.filter(pk__in=distinct.tolist()).values_list("pk", field))
+    return index, [found.get(i) for i in distinct.tolist()]
+
+
+def _group_names(group_ids: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """_names of groups, group 0 named NO_GROUP; one entry per name."""
+    index, names = _names(Group, group_ids, "name")
+    names = [NO_GROUP if name is None else name for name in names]
+    by_name, distinct = pd.factorize(np.array(names, dtype=object))
+    return by_name[index].astype(np.int64), list(distinct)
+
+
+def _record_groups(
+    conversation: np.ndarray,
+    user: np.ndarray,
+    assignments: list[np.ndarray],
+    members: list[np.ndarray],
+) -> np.ndarray:
     """The group id of each record (0: none): the group in which the annotator labels the
-    conversation; on a conversation of one group, that group for anyone."""
-    s_conv, s_user, s_group = _fetch_columns(_seats_sql(), [study.pk, study.pk], 3)
-    a_conv, a_group = _fetch_columns(_assignments_sql(), [study.pk], 2)
-    seats = (
-        pd.DataFrame({"conversation": s_conv, "annotator": s_user, "group": s_group})
-        .sort_values("group")
-        .drop_duplicates(["conversation", "annotator"])
+    conversation (the lowest id if several); on a conversation of one group, that group."""
+    a_conv, a_group = assignments
+    n_groups = count_per(a_conv, conversation)
+    # a conversation's only group (a shared one's too, replaced below)
+    group = np.where(n_groups == 1, value_per(a_conv, a_group, conversation), 0)
+    shared = np.flatnonzero(n_groups >= 2)
+    if not len(shared):
+        return group
+    # the seats on shared conversations: each assignment times each member of its group
+    on_shared = count_per(a_conv, a_conv) >= 2
+    s_conv, s_group = a_conv[on_shared], a_group[on_shared]
+    m_group, m_user, _ = members
+    by_group = np.argsort(m_group, kind="stable")
+    m_group, m_user = m_group[by_group], m_user[by_group]
+    lo = np.searchsorted(m_group, s_group, "left")
+    n_members = np.searchsorted(m_group, s_group, "right") - lo
+    starts = np.cumsum(n_members) - n_members
+    member = np.repeat(lo - starts, n_members) + np.arange(int(n_members.sum()))
+    seat_conv, seat_group = np.repeat(s_conv, n_members), np.repeat(s_group, n_members)
+    seat_user = m_user[member]
+    # one seat per (conversation, user): the lowest group id
+    order = np.lexsort((seat_group, seat_user, seat_conv))
+    base = int(max(user.max(initial=0), seat_user.max(initial=0))) + 1
+    key = seat_conv[order] * base + seat_user[order]
+    first = np.r_[True, key[1:] != key[:-1]] if len(key) else np.zeros(0, dtype=bool)
+    key, seat_group = key[first], seat_group[order][first]
+    wanted = conversation[shared] * base + user[shared]
+    at = np.minimum(np.searchsorted(key, wanted), max(len(key) - 1, 0))
+    if len(key):
+        group[shared] = np.where(key[at] == wanted, seat_group[at], 0)
+    return group
+
+
+def _study_gold(
+    card: np.ndarray, n_groups: np.ndarray, mask: np.ndarray, lead: Reference
+) -> Reference:
+    """The study-level gold (models.study_gold_of) of every card, vectorised: the lead's
+    decision; else the groups' common set once every group of the card decided."""
+    # per card: how many groups decided it, the lowest and the highest of their masks
+    card_index, cards = rank_ids(card)
+    n_decided = np.bincount(card_index, minlength=len(cards))
+    low = np.full(len(cards), np.iinfo(np.uint64).max, dtype=np.uint64)
+    high = np.zeros(len(cards), dtype=np.uint64)
+    np.minimum.at(low, card_index, mask)
+    np.maximum.at(high, card_index, mask)
+    n = np.zeros(len(cards), dtype=np.int64)
+    n[card_index] = n_groups  # the same on every row of a card: its conversation's
+    agreed = (n > 0) & (n_decided >= n) & (low == high)
+    gold_card, gold_mask = cards[agreed], low[agreed]
+    not_led = ~np.isin(gold_card, np.asarray(lead.card))
+    return Reference(
+        card=np.concatenate([gold_card[not_led], lead.card]),
+        mask=np.concatenate([gold_mask[not_led], lead.mask]),
     )
-    records = pd.DataFrame({"conversation": conversation, "annotator": annotator})
-    group = records.merge(seats, on=["conversation", "annotator"], how="left")["group"]
-    per_conversation = pd.Series(a_group).groupby(a_conv)
-    sole = per_conversation.first()[per_conversation.size() == 1]
-    group = group.fillna(pd.Series(conversation).map(sole))
-    return group.fillna(0).to_numpy(dtype=np.int64)
 
 
-class _Consensus:
-    """The current consensus rows of a study (one per card and group) and the lead's
-    study-level gold, as owner arrays for `_Labels.masks`."""
+def _where(keep: np.ndarray, *columns: np.ndarray) -> list[np.ndarray]:
+    """The rows `keep` selects of each column (the columns themselves when all)."""
+    if keep.all():
+        return list(columns)
+    return [column[keep] for column in columns]
 
-    def __init__(self, study: Study) -> None:
-        k_id, k_turn, k_group, k_conv, self.type_id = _fetch_columns(
-            _consensus_sql(), [study.pk, True], 5
+
+@dataclass
+class _Loaded:
+    """The study's labels of a round as arrays, per axis."""
+
+    labels: _Labels
+    stamp: dict
+    card: np.ndarray  # per record: turn id
+    annotator: np.ndarray  # per record: index into `annotators`
+    annotators: list[str]
+    group: np.ndarray  # per record: index into `groups`
+    groups: list[str]
+    judge: np.ndarray  # per record: bool
+    masks: dict[str, np.ndarray]  # per axis, per record
+    gold: dict[str, Reference]  # per axis
+    between: dict[str, Encoded] | None  # per axis: the groups' consensus on shared cards
+
+    def encoded(self, voting_only: bool) -> dict[str, Encoded]:
+        rows = ~self.judge if voting_only else slice(None)
+        return encode_axes(
+            self.labels.codes,
+            self.card[rows],
+            self.annotator[rows],
+            self.annotators,
+            self.group[rows],
+            self.groups,
+            {axis: masks[rows] for axis, masks in self.masks.items()},
         )
-        self.owner, (self.card, self.group, conversation) = _collapse(k_id, k_turn, k_group, k_conv)
-        g_id, g_turn, self.gold_type = _fetch_columns(_study_gold_sql(), [study.pk, True], 3)
-        self.gold_owner, (self.gold_card,) = _collapse(g_id, g_turn)
-        a_conv, _ = _fetch_columns(_assignments_sql(), [study.pk], 2)
-        groups_per_conversation = pd.Series(a_conv).value_counts()
-        self.n_groups = pd.Series(conversation).map(groups_per_conversation).fillna(0).to_numpy()
-        self.group_names = _names(Group, self.group, "name")
 
-    def type_ids(self) -> np.ndarray:
-        return np.concatenate([self.type_id, self.gold_type])
 
-    def study_gold(self, labels: _Labels, axis: str) -> tuple[dict, np.ndarray]:
-        """({card: frozenset} of the study-level gold, the groups' consensus sets)."""
-        sets = labels.sets(labels.masks(self.owner, len(self.card), self.type_id, axis), axis)
-        gold_sets = labels.sets(
-            labels.masks(self.gold_owner, len(self.gold_card), self.gold_type, axis), axis
+def _load(study: Study, round: int, codes: dict[str, list[str]]) -> _Loaded:
+    rows = read_study(study, round)
+    # the records: the current annotations of the round, one row each
+    a_id, card, user, conversation, _ = _where(rows.annotations[4] == RECORD, *rows.annotations)
+    k_id, k_card, k_group, k_conv, _ = _where(rows.consensus[4] == RECORD, *rows.consensus)
+    owner, a_type = _links(a_id, *rows.annotation_types)
+    k_owner, k_type = _links(k_id, *rows.consensus_types)
+    g_id, g_turn, g_type = rows.gold
+    _, used = rank_ids(np.concatenate([a_type, k_type, g_type]))
+    labels = _Labels(codes, [t for t in used.tolist() if t > 0])
+
+    masks = labels.masks(owner, len(card), a_type)
+    group_id = _record_groups(conversation, user, rows.assignments, rows.members)
+    annotator, annotators = _names(get_user_model(), user, get_user_model().USERNAME_FIELD)
+    group, groups = _group_names(group_id)
+    m_group, m_user, m_judge = rows.members
+    judges = m_user[m_judge == 1]
+    judge = np.isin(user, judges) if len(judges) else np.zeros(len(user), dtype=bool)
+    # sorted by (card, annotator) once, so no encoding sorts again
+    name_rank = np.argsort(np.argsort(np.array(annotators, dtype=object), kind="stable"))
+    key = card * max(len(annotators), 1) + name_rank[annotator] if len(card) else card
+    if len(key) > 1 and not (key[1:] >= key[:-1]).all():
+        order = np.argsort(key, kind="stable")
+        card, annotator, group, judge = card[order], annotator[order], group[order], judge[order]
+        masks = {axis: m[order] for axis, m in masks.items()}
+
+    k_masks = labels.masks(k_owner, len(k_card), k_type)
+    g_owner, (g_card,) = _collapse(g_id, g_turn)
+    g_masks = labels.masks(g_owner, len(g_card), g_type)
+    n_groups = count_per(rows.assignments[0], k_conv)
+    gold = {
+        axis: _study_gold(k_card, n_groups, k_masks[axis], Reference(g_card, g_masks[axis]))
+        for axis in labels.codes
+    }
+    # the groups' consensus on the cards several groups decided, a group as an annotator
+    shared = count_per(k_card, k_card) >= 2
+    between = None
+    if shared.any():
+        name, names = _names(Group, k_group[shared], "name")
+        between = encode_axes(
+            labels.codes,
+            k_card[shared],
+            name,
+            names,
+            np.zeros(int(shared.sum()), dtype=np.int64),
+            ["groups"],
+            {axis: m[shared] for axis, m in k_masks.items()},
         )
-        lead = dict(zip(self.gold_card.tolist(), gold_sets.tolist(), strict=True))
-        by_card: dict[int, list[frozenset]] = {}
-        n_groups: dict[int, int] = {}
-        for card, labels_, n in zip(self.card.tolist(), sets.tolist(), self.n_groups, strict=True):
-            by_card.setdefault(card, []).append(labels_)
-            n_groups[card] = int(n)
-        out = {}
-        for card in by_card.keys() | lead.keys():
-            gold, _ = study_gold_of(by_card.get(card, []), n_groups.get(card, 0), lead.get(card))
-            if gold is not None:
-                out[card] = gold
-        return out, sets
-
-    def between_groups(self, sets: np.ndarray) -> pd.DataFrame:
-        """The groups' consensus on cards that several groups decided, as records with a
-        group in the annotator's place."""
-        frame = pd.DataFrame(
-            {"card": self.card, "annotator": self.group_names, "group": "groups", "labels": sets}
-        )
-        shared = frame["card"].map(frame["card"].value_counts()) >= 2
-        return frame[shared.to_numpy()]
+    return _Loaded(
+        labels=labels,
+        stamp=rows.stamp(),
+        card=card,
+        annotator=annotator,
+        annotators=annotators,
+        group=group,
+        groups=groups,
+        judge=judge,
+        masks=masks,
+        gold=gold,
+        between=between,
+    )
 
 
 def load_records(study: Study, round: int = 1) -> dict[str, tuple[pd.DataFrame, list, dict]]:
-    """{axis code: (records, codes, consensus)} for `agreement_reports`: the current labels of
-    `round`, one record per (card, annotator), and the study-level gold {card: frozenset}."""
-    return {axis: spec[:3] for axis, spec in _load(study, round).items()}
-
-
-def _load(study: Study, round: int) -> dict[str, tuple[pd.DataFrame, list, dict, pd.DataFrame]]:
-    """load_records plus, per axis, the groups' consensus on shared cards (between_groups)."""
-    ann_id, turn, annotator, conversation, type_id = _fetch_columns(
-        _records_sql(), [study.pk, round, True], 5
-    )
-    consensus = _Consensus(study)
-    labels = _Labels(axis_codes(study), np.unique(np.concatenate([type_id, consensus.type_ids()])))
-
-    # one row per (annotation, type): collapse to one per annotation
-    owner, (card, annotator_id, conversation_id) = _collapse(ann_id, turn, annotator, conversation)
-    n = len(card)
-    group_id = _record_groups(study, conversation_id, annotator_id)
-    usernames = _names(get_user_model(), annotator_id, get_user_model().USERNAME_FIELD)
-    group_names = _names(Group, group_id, "name")
-    group_names[group_id == 0] = NO_GROUP
-
+    """{axis code: (records, codes, consensus)} for `stats.agreement_reports`: the current
+    labels of `round`, one record per (card, annotator), judges' included, and the
+    study-level gold {card: frozenset}."""
+    data = _load(study, round, axis_codes(study))
+    annotators = np.array(data.annotators, dtype=object)
+    groups = np.array(data.groups, dtype=object)
     out = {}
-    for axis in labels.codes:
-        sets = labels.sets(labels.masks(owner, n, type_id, axis), axis)
+    for axis, codes in data.labels.codes.items():
         records = pd.DataFrame(
-            {"card": card, "annotator": usernames, "group": group_names, "labels": sets}
+            {
+                "card": data.card,
+                "annotator": annotators[data.annotator],
+                "group": groups[data.group],
+                "labels": data.labels.sets(data.masks[axis], axis),
+            }
         )
-        gold, group_sets = consensus.study_gold(labels, axis)
-        between = consensus.between_groups(group_sets)
-        out[axis] = (records, list(labels.codes[axis]), gold, between)
+        gold = data.gold[axis]
+        sets = data.labels.sets(gold.mask, axis)
+        out[axis] = (records, list(codes), dict(zip(gold.card.tolist(), sets, strict=True)))
     return out
-
-
-def judge_names(study: Study) -> set[str]:
-    """Usernames of the study's judges: reference annotators who label but never vote."""
-    User = get_user_model()
-    field = User.USERNAME_FIELD
-    return set(
-        User.objects.filter(judged_groups__study=study).values_list(field, flat=True).distinct()
-    )
 
 
 def data_stamp(study: Study) -> dict:
     """A cheap fingerprint of what the report depends on. Labels are append-only (a revision
     is a new row, the old one loses is_current), so the last annotation id and the number of
     current ones change with every label given, revised or deleted; the same for consensus
-    (a reopened card keeps its row, no longer current). Two aggregates."""
+    (a reopened card keeps its row, no longer current). Two aggregates. The job takes the
+    same numbers from the rows it reads (rows.StudyRows.stamp)."""
     annotations = Annotation.objects.filter(turn__conversation__study=study).aggregate(
         last=Max("id"), current=Count("id", filter=Q(is_current=True))
     )
@@ -364,25 +360,25 @@ def compute_study_report(
 ) -> dict:
     """The study's agreement report of `round`, every axis, with the report page's extras.
     `progress(done, total, message)` is told before each step."""
-    steps = _Steps(progress, total=1 + 2 * len(axis_codes(study)))
-    # stamped before reading: a label given meanwhile makes the result stale, never hides
-    stamp = data_stamp(study)
+    codes = axis_codes(study)
+    steps = _Steps(progress, total=1 + 2 * len(codes))
     steps("loading the labels from the database")
-    data = _load(study, round)
-    steps.total = 1 + 2 * len(data)
-    judges = judge_names(study)
+    data = _load(study, round, codes)
+    steps.total = 1 + 2 * len(data.labels.codes)
+    everyone = data.encoded(voting_only=False)
+    voting = data.encoded(voting_only=True) if data.judge.any() else everyone
     axes = {}
-    for axis, (all_records, codes, consensus, between) in data.items():
-        # judges (e.g. an LLM judge) never vote: not in the pairs, only against the gold
-        records = all_records[~all_records["annotator"].isin(judges)]
+    for axis in data.labels.codes:
+        gold = data.gold[axis]
         steps(f"{axis}: agreement statistics")
-        report = agreement_report(records, codes, consensus, n_boot=n_boot, seed=seed)
+        report = report_from_encoded(voting[axis], gold, n_boot=n_boot, seed=seed)
         steps(f"{axis}: tables for the report page")
+        between = data.between[axis] if data.between is not None else None
         axes[axis] = {
             "report": report,
-            "extras": build_extras(records, codes, consensus),
-            "versus_consensus": versus_reference(all_records, consensus, codes),
-            "between_groups": _between_groups(between, codes, n_boot, seed),
+            "extras": extras_from_encoded(voting[axis], gold),
+            "versus_consensus": versus_encoded(everyone[axis], gold),
+            "between_groups": _between_groups(between, n_boot, seed),
         }
     return {
         "study": study.slug,
@@ -391,18 +387,18 @@ def compute_study_report(
         "computed_at": timezone.now().isoformat(),
         "n_boot": n_boot,
         "seed": seed,
-        "data_stamp": stamp,
+        "data_stamp": data.stamp,
         "axes": axes,
     }
 
 
-def _between_groups(between: pd.DataFrame, codes: list, n_boot: int, seed: int) -> dict:
+def _between_groups(between: Encoded | None, n_boot: int, seed: int) -> dict:
     """The agreement between the groups' consensus labels on the cards several groups
     decided: per pair of groups "A|B", the pair keys of the report (Cohen's kappa on sets,
     per label, percent agreement, ...), each group in an annotator's place."""
-    if between.empty:
+    if between is None:
         return {"n_cards": 0, "pairs": {}}
-    report = agreement_report(between, codes, n_boot=n_boot, seed=seed)
+    report = report_from_encoded(between, n_boot=n_boot, seed=seed)
     return {"n_cards": report["n_pairable_cards"], "pairs": report["pairs"]}
 
 

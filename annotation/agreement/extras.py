@@ -2,8 +2,10 @@
 annotator-vs-annotator confusion of every pair, and the counts of the taxonomy table.
 
     build_extras(records, codes, consensus) -> dict (JSON-able)
+    extras_from_encoded(enc, consensus) -> the same from encoded records (stats.encode_axes)
 
-`records`, `codes` and `consensus` are what `agreement.agreement_report` takes. The result:
+`records`, `codes` and `consensus` are what `stats.agreement_report` takes (the consensus
+may also be a stats.Reference). The result:
 
 - `cooccurrence`: {"source": "consensus" | "records", "n_sets", "codes", "matrix"}:
   matrix[i][j] = label sets carrying both codes[i] and codes[j] (the diagonal: sets carrying
@@ -36,7 +38,15 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .stats import _bits, _masks_of_mapping, _pairs_by_group, _rows_by_annotator, encode
+from .stats import (
+    CardSets,
+    Encoded,
+    _as_reference,
+    _bits,
+    _pairs_by_group,
+    _rows_by_annotator,
+    encode,
+)
 
 _NO_CONSENSUS = "undefined: no consensus labels"
 _NO_INSTANCES = "undefined: the consensus labels carry no label"
@@ -48,11 +58,13 @@ def build_extras(
     codes: Sequence[str],
     consensus: Mapping[Hashable, Iterable[str]] | None = None,
 ) -> dict:
-    enc = encode(records, codes)
+    return extras_from_encoded(encode(records, codes), consensus)
+
+
+def extras_from_encoded(enc: Encoded, consensus: CardSets | None = None) -> dict:
     codes = enc.codes
-    consensus_masks = None
-    if consensus:
-        consensus_masks = _masks_of_mapping(consensus, {c: 1 << i for i, c in enumerate(codes)})
+    reference = _as_reference(consensus, codes)
+    consensus_masks = None if reference is None else reference.mask
     cooc_masks = consensus_masks if consensus_masks is not None else enc.mask
     pairs, by_group = _pairs_by_group(enc)
     rows = _rows_by_annotator(enc.annotator, len(enc.annotators))

@@ -212,8 +212,29 @@ def encode(records: pd.DataFrame, codes: Sequence[str]) -> Encoded:
     where = _LazyRows(records)
     mask = _label_masks(records["labels"].to_numpy(dtype=object), bit, where)
 
-    n_ann = max(len(annotators), 1)
-    key = card * n_ann + annotator
+    def duplicate(first: int, second: int) -> ValueError:
+        card_id, annotator_name = (_plain(records[c].iloc[second]) for c in ("card", "annotator"))
+        return ValueError(
+            f"{_row_label(records, second)}: duplicate record for card {card_id!r} and "
+            f"annotator {annotator_name!r} (first at {_row_label(records, first)})"
+        )
+
+    order = _record_order(card, annotator, len(annotators), duplicate)
+    if order is not None:
+        card, annotator, group, mask = card[order], annotator[order], group[order], mask[order]
+    return _encoded(
+        codes, card, annotator, group, mask, cards, [str(a) for a in annotators], groups
+    )
+
+
+def _record_order(
+    card: np.ndarray, annotator: np.ndarray, n_annotators: int, duplicate
+) -> np.ndarray | None:
+    """The permutation that sorts records by (card, annotator), None when they already are;
+    raises duplicate(first, second) (positions before sorting) for two records of one
+    annotator on one card."""
+    n = len(card)
+    key = card * max(n_annotators, 1) + annotator
     order = None
     if n > 1 and not (key[1:] >= key[:-1]).all():
         order = np.argsort(key, kind="stable")
@@ -223,32 +244,112 @@ def encode(records: pd.DataFrame, codes: Sequence[str]) -> Encoded:
         first, second = int(dup[0]), int(dup[0]) + 1
         if order is not None:
             first, second = int(order[first]), int(order[second])
-        card_id, annotator_name = (_plain(records[c].iloc[second]) for c in ("card", "annotator"))
-        raise ValueError(
-            f"{_row_label(records, second)}: duplicate record for card {card_id!r} and "
-            f"annotator {annotator_name!r} (first at {_row_label(records, first)})"
-        )
-    if order is not None:
-        card, annotator, group, mask = card[order], annotator[order], group[order], mask[order]
+        raise duplicate(first, second)
+    return order
 
-    # factorize hashes (linear); sorting only the few distinct masks keeps categories ordered
-    first_seen, distinct = pd.factorize(mask)
-    order_distinct = np.argsort(distinct)
-    rank = np.empty(len(distinct), dtype=np.int64)
-    rank[order_distinct] = np.arange(len(distinct))
-    cat, cat_mask = rank[first_seen], np.asarray(distinct, dtype=np.uint64)[order_distinct]
+
+def _encoded(
+    codes: list[str],
+    card: np.ndarray,
+    annotator: np.ndarray,
+    group: np.ndarray,
+    mask: np.ndarray,
+    cards: pd.Index,
+    annotators: list[str],
+    groups: Sequence,
+) -> Encoded:
+    """Encoded of records sorted by (card, annotator): the set-as-category codes added."""
+    cat, cat_mask = _categories(mask)
     return Encoded(
         codes=codes,
         card=card,
         annotator=annotator,
         group=group,
         mask=mask,
-        cat=cat.astype(np.int64).reshape(-1),
-        cat_mask=cat_mask.astype(np.uint64),
+        cat=cat,
+        cat_mask=cat_mask,
         cards=cards,
-        annotators=[str(a) for a in annotators],
+        annotators=annotators,
         groups=[str(g) for g in groups],
     )
+
+
+def _categories(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(index of each mask into the distinct masks, the distinct masks ascending), as
+    np.unique(mask, return_inverse=True) gives them: factorize hashes (linear), and only
+    the few distinct masks are sorted."""
+    first_seen, distinct = pd.factorize(mask)
+    order_distinct = np.argsort(distinct)
+    rank = np.empty(len(distinct), dtype=np.int64)
+    rank[order_distinct] = np.arange(len(distinct))
+    cat, cat_mask = rank[first_seen], np.asarray(distinct, dtype=np.uint64)[order_distinct]
+    return cat.astype(np.int64).reshape(-1), cat_mask.astype(np.uint64)
+
+
+def _ranked_ids(ids: np.ndarray) -> tuple[np.ndarray, pd.Index]:
+    """Index of each id into its distinct ids, ascending (the card column of `encode`)."""
+    n = len(ids)
+    low = int(ids.min()) if n else 0
+    if n and int(ids.max()) - low < 4 * n:
+        # ids in a narrow range (database keys of one study): a bincount ranks them in O(n)
+        present = np.bincount(ids - low) > 0
+        rank = np.cumsum(present) - 1
+        return rank[ids - low], pd.Index(np.flatnonzero(present) + low)
+    distinct, inverse = np.unique(ids, return_inverse=True)
+    return inverse.astype(np.int64).reshape(-1), pd.Index(distinct)
+
+
+def _ranked_names(index: np.ndarray, names: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+    """Index of each record into the names its records use, sorted (as `encode` has them)."""
+    used = np.flatnonzero(np.bincount(index, minlength=len(names)))
+    used_names = [str(names[i]) for i in used]
+    by_name = sorted(range(len(used)), key=used_names.__getitem__)
+    new_index = np.full(len(names), -1, dtype=np.int64)
+    new_index[used[by_name]] = np.arange(len(used))
+    return new_index[index], [used_names[k] for k in by_name]
+
+
+def encode_axes(
+    codes: Mapping[str, Sequence[str]],
+    card: np.ndarray,
+    annotator: np.ndarray,
+    annotators: Sequence[str],
+    group: np.ndarray,
+    groups: Sequence[str],
+    masks: Mapping[str, np.ndarray],
+) -> dict[str, Encoded]:
+    """Records already as arrays, the same records on every axis: `card` holds card ids
+    (integers), `annotator` and `group` index the name lists `annotators` and `groups`
+    (names no record uses are left out), `masks[axis]` is the label bitmask of each record
+    in the bit order of `codes[axis]`. Gives per axis what `encode` gives for the records
+    as a DataFrame, cards in ascending order. Records sorted by (card, annotator name) are
+    not sorted again: the check is one pass."""
+    card = np.asarray(card, dtype=np.int64)
+    annotator = np.asarray(annotator, dtype=np.int64)
+    group = np.asarray(group, dtype=np.int64)
+    card_index, cards = _ranked_ids(card)
+    annotator, names = _ranked_names(annotator, annotators)
+    for name in names:
+        if "|" in name:
+            raise ValueError(f"annotator {name!r}: '|' is reserved for pair keys")
+    group, group_names = _ranked_names(group, groups)
+
+    def duplicate(first: int, second: int) -> ValueError:
+        return ValueError(
+            f"card {_plain(card[second])!r}: two records of annotator {names[annotator[second]]!r}"
+        )
+
+    order = _record_order(card_index, annotator, len(names), duplicate)
+    if order is not None:
+        card_index, annotator, group = card_index[order], annotator[order], group[order]
+    out = {}
+    for axis, axis_codes in codes.items():
+        checked, _ = _checked_codes(axis_codes)
+        mask = np.asarray(masks[axis], dtype=np.uint64)
+        if order is not None:
+            mask = mask[order]
+        out[axis] = _encoded(checked, card_index, annotator, group, mask, cards, names, group_names)
+    return out
 
 
 class _LazyRows(Sequence):
@@ -270,6 +371,35 @@ def _masks_of_mapping(mapping: Mapping[Hashable, Iterable[str]], bit: dict[str, 
     values[:] = [mapping[k] for k in keys]
     where = [f"card {k!r}" for k in keys]
     return _label_masks(values, bit, where) if len(keys) else np.zeros(0, np.uint64)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """Label sets per card, already encoded: a consensus (for `prevalence`, the extras) or
+    the truth of `versus_reference`. `card`: card ids, each once; `mask`: the uint64 label
+    mask of each, in the bit order of the axis's codes."""
+
+    card: np.ndarray | pd.Index
+    mask: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.mask)
+
+    @classmethod
+    def of(cls, mapping: Mapping[Hashable, Iterable[str]], codes: Sequence[str]) -> Reference:
+        """A card -> label codes mapping, validated (an unknown code raises ValueError)."""
+        _, bit = _checked_codes(codes)
+        return cls(card=pd.Index(list(mapping.keys())), mask=_masks_of_mapping(mapping, bit))
+
+
+CardSets = Mapping[Hashable, Iterable[str]] | Reference
+
+
+def _as_reference(consensus: CardSets | None, codes: Sequence[str]) -> Reference | None:
+    """None for no consensus (None or empty), else a Reference."""
+    if consensus is None or not len(consensus):
+        return None
+    return consensus if isinstance(consensus, Reference) else Reference.of(consensus, codes)
 
 
 # ---------------------------------------------------------------------------------------
@@ -610,12 +740,13 @@ def agreement_reports(
 
 def report_from_encoded(
     enc: Encoded,
-    consensus: Mapping[Hashable, Iterable[str]] | None = None,
+    consensus: CardSets | None = None,
     *,
     n_boot: int = DEFAULT_N_BOOT,
     seed: int = 0,
 ) -> dict:
-    """The report of `agreement_report` from already encoded records."""
+    """The report of `agreement_report` from already encoded records; `consensus` may be
+    a Reference (in the bit order of `enc.codes`)."""
     n_cards = len(enc.cards)
     report: dict = {
         "n_cards": n_cards,
@@ -890,14 +1021,13 @@ def _fleiss_section(
 
 
 def _prevalence(
-    consensus: Mapping[Hashable, Iterable[str]] | None, codes: Sequence[str]
+    consensus: CardSets | None, codes: Sequence[str]
 ) -> list[tuple[float | None, str | None]]:
     n_codes = len(codes)
-    if not consensus:
+    reference = _as_reference(consensus, codes)
+    if reference is None:
         return [(None, _NO_CONSENSUS)] * n_codes
-    _, bit = _checked_codes(codes)
-    masks = _masks_of_mapping(consensus, bit)
-    share = _bits(masks, n_codes).sum(axis=0) / len(masks)
+    share = _bits(reference.mask, n_codes).sum(axis=0) / len(reference)
     return [(float(s), None) for s in share]
 
 
@@ -914,10 +1044,15 @@ def versus_reference(
     if "group" not in records.columns:
         records = records.assign(group="")
     enc = encode(records, codes)
-    _, bit = _checked_codes(codes)
+    return versus_encoded(enc, Reference.of(reference, codes))
+
+
+def versus_encoded(enc: Encoded, reference: CardSets) -> dict[str, dict]:
+    """`versus_reference` of already encoded records."""
+    if not isinstance(reference, Reference):
+        reference = Reference.of(reference, enc.codes)
     n_codes = len(enc.codes)
-    ref_masks = _masks_of_mapping(reference, bit)
-    ref_index = pd.Index(list(reference.keys()))
+    ref_index = pd.Index(reference.card)
     ref_of_card = (
         ref_index.get_indexer(enc.cards) if len(ref_index) else np.full(len(enc.cards), -1)
     )
@@ -925,15 +1060,14 @@ def versus_reference(
     for a, rows in enumerate(_rows_by_annotator(enc.annotator, len(enc.annotators))):
         ref_row = ref_of_card[enc.card[rows]]
         keep = ref_row >= 0
-        truth, given = ref_masks[ref_row[keep]], enc.mask[rows[keep]]
+        truth, given = reference.mask[ref_row[keep]], enc.mask[rows[keep]]
         out[enc.annotators[a]] = _versus(truth, given, enc.codes, n_codes)
     return out
 
 
 def _versus(truth: np.ndarray, given: np.ndarray, codes: Sequence[str], n_codes: int) -> dict:
-    both = np.concatenate([truth, given])
-    cat_mask, cat = np.unique(both, return_inverse=True)
-    c = _cells(cat[: len(truth)], cat[len(truth) :], cat_mask.astype(np.uint64))
+    cat, cat_mask = _categories(np.concatenate([truth, given]).astype(np.uint64))
+    c = _cells(cat[: len(truth)], cat[len(truth) :], cat_mask)
     kappa, n, agree = _set_kappa(c)
     no_card = "undefined: no card has both a record and a reference"
     r: dict = {"n_cards": n}

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from annotation.agreement import rows
 from annotation.agreement.data import compute_study_report, data_stamp, load_records
-from annotation.agreement.stats import agreement_report
-from annotation.models import CardState, Comment
-from tests.conftest import make_conversation, make_group, make_study
+from annotation.agreement.extras import build_extras
+from annotation.agreement.stats import agreement_report, versus_reference
+from annotation.models import Annotation, CardState, Comment, Consensus, Conversation, StudyGold
+from tests.factories import make_conversation, make_group, make_study, make_user
 
 from .conftest import AMBIGUOUS, INCOMPLETE, ROLLBACK, submit
 
@@ -165,3 +169,117 @@ def test_a_study_nobody_labelled_yet_gives_nulls_with_reasons(study):
     assert (report["n_cards"], report["pairs"]) == (0, {})
     assert report["krippendorff_alpha_nominal"] is None
     assert report["krippendorff_alpha_nominal_reason"].startswith("undefined")
+
+
+def without_time(result: dict) -> dict:
+    return {k: v for k, v in result.items() if k != "computed_at"}
+
+
+def test_the_job_reads_each_table_once_and_never_encodes_label_sets(study, labelled, monkeypatch):
+    expected = compute_study_report(study, n_boot=20, seed=1)
+
+    def label_sets_encoded(*args, **kwargs):
+        raise AssertionError("label sets encoded into bitmasks again")
+
+    monkeypatch.setattr("annotation.agreement.stats._label_masks", label_sets_encoded)
+    with CaptureQueriesContext(connection) as queries:
+        result = compute_study_report(study, n_boot=20, seed=1)
+    assert without_time(result) == without_time(expected)
+    # the data stamp comes from the rows read, not from a second scan
+    for table in ("annotation_annotation", "annotation_consensus"):
+        reads = [q for q in queries if re.search(rf"\b{table}\b", q["sql"])]
+        assert len(reads) == 1, [q["sql"] for q in reads]
+
+
+def _set_types(decision, study, *codes):
+    by_code = study.taxonomy_version.types_by_code()
+    decision.types.set([by_code[c] for c in codes])
+
+
+def test_judges_shared_cards_and_the_gold_give_the_numbers_of_the_label_set_path(
+    study, alice, bob, charlie
+):
+    """The job's arrays against the public functions on load_records' label sets, on a
+    study with a judge, a conversation two groups share, someone since removed, the lead's
+    study gold, and another study whose labels' ids interleave with this one's."""
+    dave, judge, zoe = make_user("dave"), make_user("llm"), make_user("zoe")
+    g1 = make_group(study, "g1", [alice, bob])
+    g1.judges.add(judge)
+    g2 = make_group(study, "g2", [charlie, dave])
+    own = make_conversation(study, "own", n_turns=3, group=g1).turns.all()
+    conversation = make_conversation(study, "shared", n_turns=3, group=g1)
+    Conversation.objects.filter(pk=conversation.pk).assign(g2)
+    shared = conversation.turns.all()
+    other = make_study("other")
+    g3 = make_group(other, "g3", [alice, bob])
+    elsewhere = make_conversation(other, "x", n_turns=3, group=g3).turns.all()
+    by_code = study.taxonomy_version.types_by_code()
+
+    def give(turn, user, *codes):
+        Annotation.record(turn=turn, annotator=user, types=[by_code[c] for c in codes])
+
+    for i, turn in enumerate(own):
+        give(turn, alice, AMBIGUOUS, *[ROLLBACK] * (i % 2))
+        give(elsewhere[i], alice, ROLLBACK)  # the other study's labels, ids in between
+        give(turn, bob, *[AMBIGUOUS] * (i != 1))
+        give(elsewhere[i], bob)
+        give(turn, judge, INCOMPLETE)
+    for i, turn in enumerate(shared):
+        give(turn, alice, ROLLBACK)
+        give(turn, bob, *[ROLLBACK] * (i != 2))
+        give(turn, charlie, *[ROLLBACK, INCOMPLETE][: i + 1])
+        give(turn, dave, ROLLBACK)
+    give(shared[0], zoe, AMBIGUOUS)  # seated nowhere: no group
+    version = study.taxonomy_version
+    for group, turn, codes in [
+        (g1, own[0], [AMBIGUOUS]),
+        (g1, shared[0], [ROLLBACK]),
+        (g2, shared[0], [ROLLBACK]),  # the groups agree: the study gold
+        (g1, shared[1], [ROLLBACK]),
+        (g2, shared[1], [INCOMPLETE]),  # they differ: the lead decides
+        (g1, shared[2], []),  # g2 has not decided: no gold yet
+    ]:
+        decision = Consensus.objects.create(
+            turn=turn, group=group, method="discussion", from_round=1, taxonomy_version=version
+        )
+        _set_types(decision, study, *codes)
+    lead = StudyGold.objects.create(study=study, turn=shared[1], taxonomy_version=version)
+    _set_types(lead, study, INCOMPLETE, ROLLBACK)
+
+    result = compute_study_report(study, n_boot=40, seed=5)["axes"]["smell"]
+    records, codes, gold = load_records(study)["smell"]
+    f = frozenset
+    assert gold == {
+        own[0].pk: f({AMBIGUOUS}),
+        shared[0].pk: f({ROLLBACK}),
+        shared[1].pk: f({INCOMPLETE, ROLLBACK}),
+    }
+    keys = zip(records.card, records.annotator, strict=True)
+    groups = dict(zip(keys, records.group, strict=True))
+    assert groups[(shared[0].pk, "charlie")] == "g2" and groups[(shared[0].pk, "bob")] == "g1"
+    assert groups[(shared[0].pk, "zoe")] == "(no group)"
+    assert groups[(own[0].pk, "llm")] == "g1"
+    assert len(records) == 3 * 3 + 3 * 4 + 1
+    voting = records[records.annotator != "llm"]
+    assert result["report"] == agreement_report(voting, codes, gold, n_boot=40, seed=5)
+    assert result["extras"] == build_extras(voting, codes, gold)
+    assert result["versus_consensus"] == versus_reference(records, gold, codes)
+    assert "llm" in result["versus_consensus"] and "llm" not in result["report"]["pairs"]
+    between = result["between_groups"]
+    assert between["n_cards"] == 2 and list(between["pairs"]) == ["g1|g2"]
+    assert between["pairs"]["g1|g2"]["percent_agreement"] == 0.5
+
+
+@pytest.mark.postgres
+def test_copy_gives_the_rows_a_cursor_gives(study, labelled, monkeypatch):
+    monkeypatch.setattr(rows, "COPY_BLOCK_BYTES", 40)  # a block ends inside a row
+    for sql, params in [
+        (rows._annotations_sql(), [True, 1, study.pk]),
+        (rows._consensus_sql(), [True, study.pk]),
+        (rows._members_sql(), [study.pk, study.pk]),
+    ]:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            expected = sorted(cursor.fetchall())
+        columns = rows.read_columns(sql, params, len(expected[0]))
+        assert sorted(zip(*(c.tolist() for c in columns), strict=True)) == expected

@@ -10,7 +10,7 @@ from django.urls import reverse
 from annotation.agreement.data import compute_study_report
 from annotation.models import Job, JobKind, JobStatus, Role
 from annotation.tasks import run_agreement
-from tests.conftest import make_conversation, make_study, make_user
+from tests.factories import make_conversation, make_study, make_user
 
 from .conftest import AMBIGUOUS, submit
 

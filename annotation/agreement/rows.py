@@ -1,0 +1,343 @@
+"""The rows behind a study's agreement report, read straight into integer arrays.
+
+    read_columns(sql, params, n_columns) -> [int64 array per column]
+    read_study(study, round) -> StudyRows
+
+PostgreSQL sends the rows with COPY ... TO STDOUT (FORMAT binary), parsed by numpy in blocks
+as they arrive: no Python object per row or value. SQLite goes through a cursor read in
+chunks. The queries run in one transaction, one snapshot; the data stamp of the report
+(data.data_stamp's numbers) comes from the rows read, so a label given while the job runs
+makes the result stale, never hides.
+
+Every query reads integers only, with no NULL: 0 stands for "no type" (ids start at 1),
+negative flags for rows the report does not use (see `StudyRows`).
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from django.db import connection, transaction
+
+from ..models import (
+    Annotation,
+    Assignment,
+    Consensus,
+    Conversation,
+    Group,
+    Study,
+    StudyGold,
+    Turn,
+)
+
+CHUNK_ROWS = 50_000
+# parse the COPY stream every this many bytes (numpy works on blocks, memory stays bounded)
+COPY_BLOCK_BYTES = 8 << 20
+_SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
+_HEADER_BYTES = len(_SIGNATURE) + 8  # signature, flags (int32), extension length (int32)
+_TRAILER = b"\xff\xff"  # field count -1
+
+# the last column of the annotation and consensus queries
+RECORD = 0  # a current annotation of the round, a current consensus
+NOT_THIS_ROUND = -1  # a current annotation of another round
+NOT_CURRENT = -2  # a revised annotation, a reopened card's consensus
+
+
+_FLAGS = {"record": RECORD, "not_this_round": NOT_THIS_ROUND, "not_current": NOT_CURRENT}
+
+
+def _tables() -> dict[str, str]:
+    return {
+        "annotation": Annotation._meta.db_table,
+        "annotation_types": Annotation.types.through._meta.db_table,
+        "consensus": Consensus._meta.db_table,
+        "consensus_types": Consensus.types.through._meta.db_table,
+        "turn": Turn._meta.db_table,
+        "conversation": Conversation._meta.db_table,
+        "group": Group._meta.db_table,
+        "assignment": Assignment._meta.db_table,
+        "group_annotators": Group.annotators.through._meta.db_table,
+        "group_judges": Group.judges.through._meta.db_table,
+        "study_gold": StudyGold._meta.db_table,
+        "study_gold_types": StudyGold.types.through._meta.db_table,
+    }
+
+
+def _annotations_sql() -> str:
+    # every annotation of the study, for the stamp (last id, number of current ones) too;
+    # their types come apart (_types_sql): one hash join less over the biggest table
+    return """
+        SELECT a.id, a.turn_id, a.annotator_id, t.conversation_id,
+            CASE WHEN a.is_current <> %s THEN {not_current}
+                 WHEN a.round <> %s THEN {not_this_round}
+                 ELSE {record} END
+        FROM {annotation} a
+        JOIN {turn} t ON t.id = a.turn_id
+        JOIN {conversation} c ON c.id = t.conversation_id
+        WHERE c.study_id = %s
+    """.format(**_tables(), **_FLAGS)
+
+
+def _consensus_sql() -> str:
+    # every consensus of the study (the stamp); the row carries its group, so the study is
+    # one join away, the turn gives the conversation
+    return """
+        SELECT k.id, k.turn_id, k.group_id, t.conversation_id,
+            CASE WHEN k.is_current <> %s THEN {not_current} ELSE {record} END
+        FROM {consensus} k
+        JOIN {group} g ON g.id = k.group_id
+        JOIN {turn} t ON t.id = k.turn_id
+        WHERE g.study_id = %s
+    """.format(**_tables(), **_FLAGS)
+
+
+def _types_sql(table: str, owner: str) -> str:
+    # the type links of the owners in an id range: a range scan of the link table, no join
+    # (a link of another study in the range is dropped by the caller)
+    return f"""
+        SELECT {owner}, type_id FROM {_tables()[table]} WHERE {owner} BETWEEN %s AND %s
+    """
+
+
+def _study_gold_sql() -> str:
+    return """
+        SELECT k.id, k.turn_id, COALESCE(kt.type_id, 0)
+        FROM {study_gold} k
+        LEFT JOIN {study_gold_types} kt ON kt.studygold_id = k.id
+        WHERE k.study_id = %s AND k.is_current = %s
+    """.format(**_tables())
+
+
+def _assignments_sql() -> str:
+    return """
+        SELECT s.conversation_id, s.group_id
+        FROM {assignment} s
+        JOIN {group} g ON g.id = s.group_id
+        WHERE g.study_id = %s
+    """.format(**_tables())
+
+
+def _members_sql() -> str:
+    # (group, user, 1 for a judge): who labels in each group of the study
+    return """
+        SELECT ga.group_id, ga.user_id, 0
+        FROM {group_annotators} ga JOIN {group} g ON g.id = ga.group_id
+        WHERE g.study_id = %s
+        UNION ALL
+        SELECT gj.group_id, gj.user_id, 1
+        FROM {group_judges} gj JOIN {group} g ON g.id = gj.group_id
+        WHERE g.study_id = %s
+    """.format(**_tables())
+
+
+class _BinaryColumns(io.RawIOBase):
+    """The raw file under COPY ... (FORMAT binary) of `n_columns` bigint columns, none
+    NULL: every row is then the same number of bytes, so each block of the stream is one
+    numpy structured array (big-endian), its value fields the columns. psycopg2 writes a
+    row at a time: an io.BufferedWriter in front (`target()`) gathers them in C and hands
+    this class blocks of COPY_BLOCK_BYTES."""
+
+    def __init__(self, n_columns: int) -> None:
+        super().__init__()
+        fields = [("n", ">i2")]
+        for i in range(n_columns):
+            fields += [(f"size{i}", ">i4"), (f"value{i}", ">i8")]
+        self.dtype = np.dtype(fields)
+        self.n_columns = n_columns
+        self.rest = b""
+        self.header_read = False
+        self.blocks: list[list[np.ndarray]] = [[] for _ in range(n_columns)]
+
+    def target(self) -> io.BufferedWriter:
+        return io.BufferedWriter(self, buffer_size=COPY_BLOCK_BYTES)
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, block) -> int:
+        n_bytes = len(block)
+        data = self.rest + bytes(block)
+        start = 0
+        if not self.header_read:
+            if len(data) < _HEADER_BYTES:
+                self.rest = data
+                return n_bytes
+            if not data.startswith(_SIGNATURE):
+                raise ValueError("COPY: not PostgreSQL's binary format")
+            start = _HEADER_BYTES + int.from_bytes(data[_HEADER_BYTES - 4 : _HEADER_BYTES], "big")
+            self.header_read = True
+        n_rows = (len(data) - start) // self.dtype.itemsize
+        rows = np.frombuffer(data, dtype=self.dtype, count=n_rows, offset=start)
+        if n_rows:
+            if not (rows["n"] == self.n_columns).all() or any(
+                not (rows[f"size{i}"] == 8).all() for i in range(self.n_columns)
+            ):
+                raise ValueError("COPY: a row is not all non-null bigint columns")
+            for i, blocks in enumerate(self.blocks):
+                blocks.append(rows[f"value{i}"].astype(np.int64))
+        self.rest = data[start + n_rows * self.dtype.itemsize :]
+        return n_bytes
+
+    def columns(self) -> list[np.ndarray]:
+        if self.rest != _TRAILER:
+            raise ValueError("COPY: the stream does not end where a row ends")
+        return [_joined(self.blocks, i) for i in range(self.n_columns)]
+
+
+def _joined(blocks: list[list[np.ndarray]], i: int) -> np.ndarray:
+    """Column i in one array; its blocks let go at once (a column more at a time in memory,
+    not the whole result twice)."""
+    column = np.concatenate(blocks[i]) if blocks[i] else np.zeros(0, dtype=np.int64)
+    blocks[i] = []
+    return column
+
+
+def read_columns(sql: str, params: list, n_columns: int) -> list[np.ndarray]:
+    """The int64 columns of an all-integer query with no NULL. PostgreSQL: COPY in binary,
+    parsed in blocks; otherwise a cursor read in chunks."""
+    if connection.vendor == "postgresql":
+        names = ", ".join(f"c{i}" for i in range(n_columns))
+        casts = ", ".join(f"CAST(q.c{i} AS bigint)" for i in range(n_columns))
+        with connection.cursor() as cursor:
+            # the query's parameters bound by the driver, as execute() would
+            query = cursor.mogrify(sql, params).decode()
+            parser = _BinaryColumns(n_columns)
+            copy = f"COPY (SELECT {casts} FROM ({query}) AS q({names})) TO STDOUT (FORMAT binary)"
+            target = parser.target()
+            started = time.monotonic()
+            with connection.wrap_database_errors:
+                cursor.cursor.copy_expert(copy, target)
+            target.flush()
+            if connection.queries_logged:  # in the query log as execute() would put it
+                seconds = time.monotonic() - started
+                connection.queries_log.append({"sql": copy, "time": f"{seconds:.3f}"})
+        return parser.columns()
+    chunks = []
+    with connection.chunked_cursor() as cursor:
+        cursor.execute(sql, params)
+        while rows := cursor.fetchmany(CHUNK_ROWS):
+            chunks.append(np.array(rows, dtype=np.int64).reshape(-1, n_columns))
+    if not chunks:
+        return [np.zeros(0, dtype=np.int64) for _ in range(n_columns)]
+    return [np.ascontiguousarray(column) for column in np.concatenate(chunks).T]
+
+
+@dataclass
+class StudyRows:
+    """The study's rows as arrays:
+
+    annotations: id, turn, annotator, conversation, flag (RECORD on a current annotation of
+        the round; NOT_THIS_ROUND, NOT_CURRENT on the others, which only count for the stamp)
+    annotation_types: annotation, type (of the annotations in the id range of the study's)
+    consensus: id, turn, group, conversation, flag (RECORD on a current one, NOT_CURRENT)
+    consensus_types: consensus, type (in the id range of the study's consensus)
+    gold: id, turn, type (0: none) of the lead's current study-level gold
+    assignments: conversation, group
+    members: group, user, is_judge
+    """
+
+    annotations: list[np.ndarray]
+    annotation_types: list[np.ndarray]
+    consensus: list[np.ndarray]
+    consensus_types: list[np.ndarray]
+    gold: list[np.ndarray]
+    assignments: list[np.ndarray]
+    members: list[np.ndarray]
+
+    def stamp(self) -> dict:
+        """data.data_stamp's numbers, of the rows read."""
+        a_id, *_, a_flag = self.annotations
+        k_id, *_, k_flag = self.consensus
+        return {
+            "annotation_last_id": int(a_id.max(initial=0)),
+            "annotations_current": int(np.count_nonzero(a_flag != NOT_CURRENT)),
+            "consensus_last_id": int(k_id.max(initial=0)),
+            "consensus_current": int(np.count_nonzero(k_flag != NOT_CURRENT)),
+        }
+
+
+def read_study(study: Study, round: int) -> StudyRows:
+    """The rows of `study`, one snapshot (one REPEATABLE READ transaction on PostgreSQL,
+    unless the caller runs one already; one read transaction on SQLite)."""
+    snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
+    with transaction.atomic():
+        if snapshot:
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        annotations = read_columns(_annotations_sql(), [True, round, study.pk], 5)
+        consensus = read_columns(_consensus_sql(), [True, study.pk], 5)
+        return StudyRows(
+            annotations=annotations,
+            annotation_types=_types_of(annotations[0], "annotation_types", "annotation_id"),
+            consensus=consensus,
+            consensus_types=_types_of(consensus[0], "consensus_types", "consensus_id"),
+            gold=read_columns(_study_gold_sql(), [study.pk, True], 3),
+            assignments=read_columns(_assignments_sql(), [study.pk], 2),
+            members=read_columns(_members_sql(), [study.pk, study.pk], 3),
+        )
+
+
+def _types_of(ids: np.ndarray, table: str, owner: str) -> list[np.ndarray]:
+    if not len(ids):
+        return [np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)]
+    return read_columns(_types_sql(table, owner), [int(ids.min()), int(ids.max())], 2)
+
+
+# The ids of one study's rows lie in a narrow range mostly (rows are written a study, an
+# import at a time): a bincount over the range ranks or counts them in one pass, where a
+# sort or a hash table costs several. A wide range (ids spread over a big table) sorts.
+
+
+def _narrow(*arrays: np.ndarray) -> tuple[int, int] | None:
+    """(lowest id, size of the range) over the arrays when the range is narrow, else None."""
+    arrays = tuple(a for a in arrays if len(a))
+    if not arrays:
+        return 0, 1
+    low = min(int(a.min()) for a in arrays)
+    size = max(int(a.max()) for a in arrays) - low + 1
+    return (low, size) if size <= 4 * sum(len(a) for a in arrays) + 1024 else None
+
+
+def rank_ids(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(index of each id into the distinct ids, the distinct ids in ascending order)."""
+    span = _narrow(ids)
+    if span is None:
+        distinct, index = np.unique(ids, return_inverse=True)
+        return index.reshape(-1).astype(np.int64), distinct
+    low, size = span
+    present = np.bincount(ids - low, minlength=size) > 0
+    rank = np.cumsum(present) - 1
+    return rank[ids - low], np.flatnonzero(present) + low
+
+
+def count_per(keys: np.ndarray, of: np.ndarray) -> np.ndarray:
+    """How often each value of `of` occurs in `keys`."""
+    span = _narrow(keys, of)
+    if span is not None:
+        low, size = span
+        return np.bincount(keys - low, minlength=size)[of - low]
+    distinct, counts = np.unique(keys, return_counts=True)
+    if not len(distinct):
+        return np.zeros(len(of), dtype=np.int64)
+    at = np.minimum(np.searchsorted(distinct, of), len(distinct) - 1)
+    return np.where(distinct[at] == of, counts[at], 0)
+
+
+def value_per(keys: np.ndarray, values: np.ndarray, of: np.ndarray, missing: int = 0) -> np.ndarray:
+    """The value of each key of `of` (`keys` unique where it matters), `missing` for an
+    absent one."""
+    span = _narrow(keys, of)
+    if span is not None:
+        low, size = span
+        table = np.full(size, missing, dtype=values.dtype)
+        table[keys - low] = values
+        return table[of - low]
+    order = np.argsort(keys, kind="stable")
+    at = np.minimum(np.searchsorted(keys[order], of), max(len(keys) - 1, 0))
+    if not len(keys):
+        return np.full(len(of), missing, dtype=values.dtype)
+    found = keys[order][at] == of
+    return np.where(found, values[order][at], missing)
