@@ -1,20 +1,44 @@
 """Property-based tests of the round rules (issue 7): a Hypothesis state machine plays random
-studies (a group of 2 to 4 annotators, sometimes with the lead or another group's moderator
-among them; a moderator; a lead; one or two short conversations) through random sequences of
-round-1 labels and revisions, later-round labels, comments, moderator decisions and
-proposals (proposed, accepted, mapped, rejected), each through the pages, the REST API or
-import_annotations, and checks after every step:
+studies through random sequences of round-1 labels and revisions, later-round labels,
+comments, moderator decisions and proposals (proposed, accepted, mapped, rejected), each
+through the pages, the REST API or import_annotations.
+
+The studies: group A (1 to 4 annotators, sometimes with the lead or group B's moderator
+among them; a moderator) labels every conversation (one or two, of one or two turns). In two
+examples out of three there is an overlap: group B (moderator mod-b, 2 to 4 annotators of
+its own: charlie, erin, frank, grace) shares the calibration conversation c1 with A, each
+group running its own rounds, consensus and thread on it; otherwise B is charlie alone, on
+no card of A's. An import naming B on a card not assigned to B assigns it to B as well (an
+overlap made by a file), unless someone would then sit in both groups (mod-b labelling in
+A: SeatConflict, the record refused). Steps pick a group (a round played by its annotators;
+a discussion in it) or an actor, whose group the rules work out: the card page, the API and
+the discussion page act in the group the user labels the card in, an import in the group its
+record names, a moderator's or lead's discussion page in `?group=` (default: theirs).
+
+After every step, per card and group:
 
 - every current label is what its annotator last submitted there successfully;
-- round-1 rows never change once the card has left round 1;
-- a step changes nobody's labels but those of the annotator who submitted them;
-- each card's state agrees with its labels; at most one current consensus per card and
-  group, whose method says how it arose;
-- no annotation, consensus, comment or proposal row ever disappears;
-- the agreement job's loader, and the report's counts, equal the rows.
+- a group's round-1 rows on a card never change once the card has left round 1 there (the
+  other group may still be in its round 1 on it);
+- a step changes nobody's labels but those of the annotator who submitted them, and no
+  group's card states, consensus, comments or labels but those of the group it acts in
+  (isolation: one group's labels, decisions, comments or accepted proposals never move the
+  other group's card, shared or not);
+- each card's state in each of its groups agrees with that group's labels; at most one
+  current consensus per card and group, whose method says how it arose in that group's
+  rounds (unanimous in round 1, discussion later, single for a group of one, moderator:
+  decided by that group's moderator or the lead, never by one of its annotators);
+- card states and consensus exist only in the groups a card is assigned to, and the
+  assignments are the model's;
+- no annotation, consensus, comment, proposal, card state or assignment row disappears;
+- the agreement job's loader reads the rows (each record with its annotator's group) and
+  the study-level gold the groups' consensus give; the report's counts equal the rows,
+  pairs stay inside groups, and the agreement between the groups counts the cards both
+  decided.
 
 Refusals (409, 422, a rejected record) are outcomes, checked against what the rules say
-should happen; a 500 fails.
+should happen; a 500 fails. Defects the machine found are replayed as short plain tests in
+test_found_by_the_machine.py.
 
 Isolation: Hypothesis runs many examples inside one pytest test, and pytest-django's `db`
 fixture gives that test one transaction. Each example opens a savepoint when it starts
@@ -32,6 +56,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from dataclasses import dataclass
 from io import StringIO
 
 import pytest
@@ -52,11 +77,13 @@ from hypothesis.stateful import (
 from annotation.models import (
     CardState,
     CardStatus,
+    Comment,
     Consensus,
     Kind,
     Method,
     Proposal,
     ProposalStatus,
+    Study,
 )
 from taxonomy.models import Taxonomy
 
@@ -89,6 +116,8 @@ PROFILE = PROFILES.get(os.environ.get("HYPOTHESIS_PROFILE", "ci"), PROFILES["ci"
 # few label sets, so that annotators agree often enough to reach every state
 BASE_SETS = [(), ("code_rollback",), ("must_do_omission",), ("code_rollback", "must_do_omission")]
 CHANNELS = ["page", "api", "import"]
+ROUNDS_UNDER_WAY = (CardStatus.OPEN, CardStatus.DISPUTED)
+DISCUSSED = (CardStatus.DISPUTED, CardStatus.ESCALATED)
 
 MUST_HAPPEN = {
     *(f"round {r} via {channel}: done" for r in "1n" for channel in CHANNELS),
@@ -98,22 +127,52 @@ MUST_HAPPEN = {
     *(f"{action} a proposal: done" for action in ("accept", "map", "reject")),
     "a card reached: escalated",
     *(f"a consensus: {method}" for method in Method.values),
+    # overlaps: group B labels, discusses and decides on the cards it shares with A
+    *(f"in group B, round {r} via {channel}: done" for r in "1n" for channel in CHANNELS),
+    "in group B, comment: done",
+    "in group B, decide: done",
+    "decide by mod-b: done",
+    "in group B, accept a proposal: done",
+    "a shared card: in different states in its groups",
+    "an import shared a conversation",
+    "an import could not share a conversation",
 }
 
-configs = st.builds(
-    Config,
-    n_annotators=st.integers(1, 4),  # 1: a group of one, whose labels are its consensus
-    lead_annotates=st.booleans(),
-    mod_b_annotates=st.booleans(),
-    kind=st.sampled_from([Kind.STUDENT, Kind.EXPERT]),
-    turns_per_conversation=st.lists(st.integers(1, 2), min_size=1, max_size=2).map(tuple),
-    discussion_rounds=st.integers(1, 2),
-)
+
+def _config(overlap: bool) -> st.SearchStrategy[Config]:
+    return st.builds(
+        Config,
+        n_annotators=st.integers(1, 4),  # 1: a group of one, whose labels are its consensus
+        lead_annotates=st.booleans(),
+        # mod-b moderates B: labelling in A too would seat them in both groups sharing c1
+        mod_b_annotates=st.just(False) if overlap else st.booleans(),
+        kind=st.sampled_from([Kind.STUDENT, Kind.EXPERT]),
+        turns_per_conversation=st.lists(st.integers(1, 2), min_size=1, max_size=2).map(tuple),
+        discussion_rounds=st.integers(1, 2),
+        overlap=st.just(overlap),
+        n_b_annotators=st.integers(2, 4) if overlap else st.just(1),
+        b_kind=st.sampled_from([Kind.STUDENT, Kind.EXPERT]),
+    )
+
+
+# an overlap in two examples out of three
+configs = st.sampled_from([True, True, False]).flatmap(_config)
+
+
+@dataclass(frozen=True)
+class Discussion:
+    """A card's discussion as one user gets it (views_discussion._get_card_for_discussion)."""
+
+    group: str
+    status: str
+    round: int
+    is_annotator: bool
+    may_decide: bool
 
 
 class RoundRules(RuleBasedStateMachine):
     """One example: a study built by `start`, then random steps. Bound to the test's people,
-    preset taxonomy version and temporary folder by `machine_for`."""
+    preset taxonomy version and temporary folder by the test (a subclass per run)."""
 
     people: dict
     version: object
@@ -127,12 +186,19 @@ class RoundRules(RuleBasedStateMachine):
         self.world: World | None = None
         # (turn, annotator, round) -> (codes, note): the last successful submit
         self.submitted: dict[tuple[int, int, int], checks.Labels] = {}
-        self.frozen: dict[int, tuple] = {}
+        self.frozen: dict[checks.CardKey, tuple] = {}
         self.seen: dict[str, set[int]] = {}
         self.label_sets = list(BASE_SETS)
         self.steps = 0
         self.rows: list[checks.Row] | None = None  # the rows after the last step, if known
-        self.loaded: object = None  # the rows and version the loader was last checked on
+        # the label rows and each group's rows after the last step
+        self.snapshot: tuple[list[checks.Row], dict[str, checks.GroupRows]] | None = None
+        self.changed = True  # whether a step changed anything since the last report
+        self.tried_elsewhere: set[tuple[int, int]] = set()  # (annotator, card) refused
+        # round -> what the loader was last checked on in that round
+        self.loaded: dict[int, object] = {}
+        # (turn id, group id) -> (status, round): the cards' states since the last step
+        self.states: dict[tuple[int, int], tuple[str, int]] | None = None
 
     def saw(self, what: str) -> None:
         """Count an outcome, for Hypothesis's statistics and the test's coverage check."""
@@ -149,56 +215,122 @@ class RoundRules(RuleBasedStateMachine):
 
     # -- what the rules say ---------------------------------------------------------------
 
-    def state(self, turn) -> tuple[str, int]:
-        # the card's state in its group (a card shared by groups has one in each)
-        states = CardState.objects.filter(turn=turn, group=self.world.group)
-        found = states.values_list("status", "round").first()
-        return found or (CardStatus.OPEN, 1)
+    def state(self, turn, group: str | None) -> tuple[str, int]:
+        """The card's (status, round) in `group` (a card shared by groups has one in each);
+        a card not in `group` (None: the user labels it nowhere) as its first group's."""
+        if group is None or group not in self.world.groups_of(turn):
+            group = self.world.groups_of(turn)[0]
+        if self.states is None:  # read once after each step: one query
+            rows = CardState.objects.filter(group__study_id=self.world.study_id)
+            self.states = {
+                (turn_id, group_id): (status, round)
+                for turn_id, group_id, status, round in rows.values_list(
+                    "turn_id", "group_id", "status", "round"
+                )
+            }
+        key = (turn.pk, self.world.groups[group].group.pk)
+        return self.states.get(key, (CardStatus.OPEN, 1))
 
-    def may_label(self, user, turn, round: int) -> bool:
-        """Labels for `round` are accepted from an annotator of the card's group when the
-        card is in that round: round 1 while open, the round under way while disputed."""
-        status, under_way = self.state(turn)
-        if user.pk not in self.world.annotator_ids or round != under_way:
+    def may_label(self, user, turn, round: int, group: str | None = None) -> bool:
+        """Labels for `round` are accepted from an annotator of the card's group (`group`, or
+        the one the user labels it in) when the card is in that round there: round 1 while
+        open, the round under way while disputed."""
+        group = group or self.world.group_of(user, turn)
+        if group not in self.world.groups_of(turn) or user.pk not in self.world.groups[group].ids:
+            return False
+        status, under_way = self.state(turn, group)
+        if round != under_way:
             return False
         return status == (CardStatus.OPEN if round == 1 else CardStatus.DISPUTED)
 
-    def sees_discussion(self, user, turn) -> bool:
-        """The discussion is shown to the group's moderator and the leads, and to its
-        annotators once round 1 is over for the card."""
-        status, _ = self.state(turn)
-        if user.pk in self.world.annotator_ids:
-            return status != CardStatus.OPEN
-        return user.username in ("lead", "moderator")
+    def is_lead(self, user) -> bool:
+        return user.username == "lead"
 
-    def may_decide(self, user, turn) -> bool:
-        status, _ = self.state(turn)
-        decider = user.username in ("lead", "moderator") and user.pk not in self.world.annotator_ids
-        undecided = not Consensus.objects.filter(turn=turn, is_current=True).exists()
-        return decider and undecided and status in (CardStatus.DISPUTED, CardStatus.ESCALATED)
+    def discussion(self, user, turn, group: str | None) -> Discussion | None:
+        """The discussion the user gets for `?group=` (None: their own group's, else the
+        first they moderate), or None for a 404: only the group's annotators, once round 1
+        is over for them, its moderator and the leads; someone who labels the card in
+        another group only once round 1 is over there too."""
+        groups, own = self.world.groups_of(turn), self.world.group_of(user, turn)
+        if group is not None:
+            group = group if group in groups else None
+        elif own is not None:
+            group = own
+        else:
+            mine = [g for g in groups if self.is_lead(user) or self.moderates(user, g)]
+            group = min(mine, default=None)
+        if group is None:
+            return None
+        if own is not None and group != own and self.state(turn, own)[0] == CardStatus.OPEN:
+            return None
+        status, round = self.state(turn, group)
+        moderates = self.is_lead(user) or self.moderates(user, group)
+        annotates = user.pk in self.world.groups[group].ids
+        if not (moderates or group == own) or (annotates and status == CardStatus.OPEN):
+            return None
+        return Discussion(group, status, round, group == own, moderates and not annotates)
+
+    def moderates(self, user, group: str) -> bool:
+        return self.world.groups[group].moderator.pk == user.pk
 
     def is_expert(self, user) -> bool:
         study = self.world.study()
-        return (
-            user.username == "lead"
-            or study.memberships.filter(user=user, kind=Kind.EXPERT).exists()
-        )
+        return self.is_lead(user) or study.memberships.filter(user=user, kind=Kind.EXPERT).exists()
+
+    def importable(self, user, turn, group: str) -> tuple[bool, bool]:
+        """(the record's annotator may sit in `group`, and so the conversation gets assigned
+        to it when it is not yet): import_annotations without --create-members seats nobody
+        new, and assigns a conversation to another group only when nobody would then sit in
+        two groups sharing it (check_groups_can_share)."""
+        if user.pk not in self.world.groups[group].ids:
+            return False, False
+        if group in self.world.groups_of(turn):
+            return True, False
+        shares = all(self.world.may_share(group, other) for other in self.world.groups_of(turn))
+        return shares, shares
 
     # -- drawing --------------------------------------------------------------------------
 
-    def draw_actor(self, data, *, favour: tuple[str, ...] = ()):
-        """Anyone: the group's annotators, or those named in `favour`, three times as
-        likely as the others (the moderator, the lead, mod-b, charlie)."""
+    def draw_actor(self, data, *, favour: tuple[str, ...] = (), weight: int = 3):
+        """Anyone: the groups' annotators, or those named in `favour`, `weight` times as
+        likely as the others (the moderators, the lead)."""
         people, annotators = self.world.people, self.world.annotators
         others = [people[name] for name in OTHERS if people[name] not in annotators]
         likely = [people[name] for name in favour] if favour else annotators
-        return data.draw(st.sampled_from(likely * 3 + annotators + others), label="who")
+        return data.draw(st.sampled_from(likely * weight + annotators + others), label="who")
 
-    def draw_turn(self, data, *, favour: tuple[str, ...] = ()):
-        """Any card; those in a status of `favour` three times as likely."""
+    def draw_turn(self, data, who):
+        """Any card; those `who` labels three times as likely."""
         turns = self.world.turns
-        likely = [t for t in turns if self.state(t)[0] in favour]
+        likely = [t for t in turns if self.world.group_of(who, t) is not None]
         return data.draw(st.sampled_from(likely * 3 + turns), label="card")
+
+    def draw_group(self, data, *, likely: str | None = None) -> str | None:
+        """A `?group=` on a discussion URL: mostly none or `likely`, sometimes any group
+        (one the card is not assigned to: a 404)."""
+        names = [None, None, *[likely] * 2 * (likely is not None), *self.world.groups]
+        return data.draw(st.sampled_from(names), label="?group")
+
+    def draw_discussion(self, data, *, annotators: bool):
+        """(group, card, who, ?group=) for a step on a discussion page: a group that has
+        cards (one with cards under discussion three times as likely), one of them (those
+        under discussion there three times as likely), anyone (the lead and the group's
+        moderator, with its annotators when `annotators`, far likelier than the others),
+        and mostly no ?group= or that group's."""
+        playing = [g for g in sorted(self.world.groups) if self.world.turns_of(g)]
+        discussed = {
+            g: [t for t in self.world.turns_of(g) if self.state(t, g)[0] in DISCUSSED]
+            for g in playing
+        }
+        busy = [g for g in playing if discussed[g]]
+        group = data.draw(st.sampled_from(busy * 3 + playing), label="discussing group")
+        turn = data.draw(st.sampled_from(discussed[group] * 3 + self.world.turns), label="card")
+        seats = self.world.groups[group]
+        favour = ("lead", seats.moderator.username)
+        if annotators:
+            favour += tuple(u.username for u in seats.annotators)
+        who = self.draw_actor(data, favour=favour, weight=3 if annotators else 6)
+        return group, turn, who, self.draw_group(data, likely=group)
 
     def draw_labels(self, data) -> tuple[tuple[str, ...], str]:
         codes = data.draw(st.sampled_from(self.label_sets), label="labels")
@@ -207,112 +339,242 @@ class RoundRules(RuleBasedStateMachine):
 
     # -- steps ----------------------------------------------------------------------------
 
-    def step(self, kind: str, name: str, allowed, action) -> bool:
-        """Run `action`; nobody's rows but `allowed`'s may change (None: nobody's). `kind`
-        names the step in Hypothesis's statistics (--hypothesis-show-statistics)."""
+    def step(self, kind: str, name: str, allowed, action, acting: str | None = None) -> bool:
+        """Run `action`; nobody's rows but `allowed`'s may change (None: nobody's), and no
+        group's rows but those of `acting`, the group the step acts in (None: none).
+        `kind` names the step in Hypothesis's statistics (--hypothesis-show-statistics)."""
         self.steps += 1
-        before = checks.label_rows(self.world)
+        # what the last step left (nothing writes between steps), else read now
+        before, groups_before = self.snapshot or self.take_snapshot()
         done = action()
-        after = checks.label_rows(self.world)
+        self.states = None
+        after, groups_after = self.take_snapshot()
         checks.check_only_changed(before, after, allowed.pk if allowed else None, name)
+        checks.check_isolated(groups_before, groups_after, acting, name)
         self.rows = after
+        self.changed |= (before, groups_before) != self.snapshot
         if not done:
             assert before == after, f"{name} was refused, yet labels changed"
-        self.saw(f"{kind}: {'done' if done else 'refused'}")
+        outcome = "done" if done else "refused"
+        self.saw(f"{kind}: {outcome}")
+        if acting == "B":
+            self.saw(f"in group B, {kind}: {outcome}")
         return done
 
-    def submit(self, who, turn, codes: tuple[str, ...], note: str, round: int, channel: str):
-        """Labels for `round` through one door; checks the outcome against the rules and
-        remembers what was stored."""
-        status, under_way = self.state(turn)
-        expected, stale = self.may_label(who, turn, round), False
+    def take_snapshot(self) -> tuple[list[checks.Row], dict[str, checks.GroupRows]]:
+        rows = checks.label_rows(self.world)
+        self.snapshot = (rows, checks.group_rows(self.world, rows))
+        return self.snapshot
+
+    def submit(
+        self, who, turn, codes: tuple[str, ...], note: str, round: int, channel: str, group=None
+    ):
+        """Labels for `round` through one door (an import names `group`, by default the
+        one `who` labels in); checks the outcome against the rules and remembers what was
+        stored, and which conversation the import assigned to another group."""
+        acting = self.world.group_of(who, turn)
+        seated_elsewhere, assigns = False, False
+        if channel == "import":
+            acting = group or self.world.labels_in(who) or "A"
+            seated, assigns = self.importable(who, turn, acting)
+            # an annotator of the record's group on a card not (yet) assigned to it
+            elsewhere = acting not in self.world.groups_of(turn)
+            seated_elsewhere = elsewhere and who.pk in self.world.groups[acting].ids
+            expected = seated and (
+                round == 1 if assigns else self.may_label(who, turn, round, acting)
+            )
+        else:
+            expected = self.may_label(who, turn, round)
+        # a card new to the record's group has no state there yet: open, round 1
+        status, under_way = (CardStatus.OPEN, 1) if assigns else self.state(turn, acting)
+        stale = False
         if channel == "page" and round == 1:
             action = lambda: self.world.card_page(who, turn, codes, note)  # noqa: E731
         elif channel == "page":
-            # the discussion page: an annotator who may not see it yet gets a 404
-            expected = self.sees_discussion(who, turn) and self.may_label(who, turn, under_way)
+            # the discussion page: who may not see it (yet) gets a 404; `?group=` another
+            # group's discussion, a 403 (or a 404)
+            param = group
+            seen = self.discussion(who, turn, param)
+            expected = bool(seen and seen.is_annotator) and self.may_label(who, turn, under_way)
             # a form shown for another round is refused (409) today; the discussion post is
             # being changed to ignore the client's round and save in the server's: either
             # keeps every rule, so both are accepted
             stale = round != under_way
-            action = lambda: self.world.discussion_page(who, turn, codes, note, round)  # noqa: E731
+            action = lambda: self.world.discussion_page(who, turn, codes, note, round, param)  # noqa: E731
+        elif channel == "api":
+            action = lambda: self.world.api_put(who, turn, codes, note, round)  # noqa: E731
         else:
-            door = self.world.api_put if channel == "api" else self.world.import_one
-            action = lambda: door(who, turn, codes, note, round)  # noqa: E731
+            action = lambda: self.world.import_one(who, turn, codes, note, round, acting)  # noqa: E731
         kind = f"round {'1' if round == 1 else 'n'} via {channel}"
         kind += " (stale form)" if stale else "" if round == under_way else " (not its round)"
         name = (
-            f"round-{round} labels by {who} via {channel} on a {status} card in round {under_way}"
+            f"round-{round} labels by {who} via {channel} (group {acting}) on a {status} card "
+            f"in round {under_way}"
         )
-        done = self.step(kind, name, who, action)
+        done = self.step(kind, name, who, action, acting)
         assert done == expected or (stale and not done), f"{name}: done={done}"
+        if seated_elsewhere:
+            self.saw(f"an import {'shared' if assigns else 'could not share'} a conversation")
+        if assigns:
+            # the importer assigned the conversation to the record's group in its first
+            # pass, whatever became of the labels
+            self.world.assigned[turn.conversation_id].add(acting)
         if done:
             # the server's round, never the form's
             self.submitted[(turn.pk, who.pk, under_way)] = (frozenset(codes), note)
 
     @rule(data=st.data())
     def label(self, data) -> None:
-        """Anyone labels a card, mostly in the round under way, sometimes (a stale form, a
-        confused script) in the one before or after."""
-        who, turn = self.draw_actor(data), self.draw_turn(data)
+        """Anyone labels a card (mostly one of their own), mostly in the round under way in
+        their group, sometimes (a stale form, a confused script) in the one before or after;
+        an import names their group, sometimes the other one."""
+        who = self.draw_actor(data)
+        turn = self.draw_turn(data, who)
         codes, note = self.draw_labels(data)
         channel = data.draw(st.sampled_from(CHANNELS), label="channel")
-        _, under_way = self.state(turn)
+        own = self.world.labels_in(who)
+        if channel == "import":
+            group = data.draw(st.sampled_from([own or "A"] * 3 + list(self.world.groups)))
+        else:
+            group = self.draw_group(data) if channel == "page" else None
+        _, under_way = self.state(turn, group if channel == "import" else own)
         offset = data.draw(st.sampled_from([0, 0, 0, -1, 1]), label="round offset")
-        self.submit(who, turn, codes, note, max(under_way + offset, 1), channel)
+        self.submit(who, turn, codes, note, max(under_way + offset, 1), channel, group)
+
+    def elsewhere(self) -> list[tuple]:
+        """(annotator, card) where the card's conversation is not assigned to the group the
+        annotator labels in."""
+        world, tried = self.world, self.tried_elsewhere
+        return [
+            (u, t)
+            for u in world.annotators
+            for t in world.turns
+            if not world.group_of(u, t) and (u.pk, t.pk) not in tried
+        ]
+
+    @precondition(lambda self: self.world is not None and self.elsewhere())
+    @rule(data=st.data())
+    def import_elsewhere(self, data) -> None:
+        """An import names the annotator's group on a card of a conversation not assigned
+        to it: the importer assigns it (an overlap made by a file), unless someone would
+        then sit in two groups sharing it (SeatConflict: the record is refused)."""
+        who, turn = data.draw(st.sampled_from(self.elsewhere()), label="who and card")
+        codes, note = self.draw_labels(data)
+        self.submit(who, turn, codes, note, 1, "import", self.world.labels_in(who))
+        # a refusal (SeatConflict) would be the same again: tried once per card
+        self.tried_elsewhere.add((who.pk, turn.pk))
 
     @rule(data=st.data())
     def play_a_round(self, data) -> None:
-        """Every annotator of the group labels a card in turn, in the round under way, each
-        through any door, many of them choosing the same set: the card moves on."""
-        turn = self.draw_turn(data)
+        """Every annotator of a group labels one of its cards in turn, in the round under
+        way there, each through any door, many of them choosing the same set: the card
+        moves on in that group."""
+        playing = [g for g in sorted(self.world.groups) if self.world.turns_of(g)]
+        group = data.draw(st.sampled_from(playing), label="playing group")
+        turns = self.world.turns_of(group)
+        # the cards still under way there three times as likely
+        moving = [t for t in turns if self.state(t, group)[0] in ROUNDS_UNDER_WAY]
+        turn = data.draw(st.sampled_from(moving * 3 + turns), label="card")
         shared = data.draw(st.sampled_from(self.label_sets), label="shared labels")
-        for who in data.draw(st.permutations(self.world.annotators), label="order"):
+        annotators = self.world.groups[group].annotators
+        for who in data.draw(st.permutations(annotators), label="order"):
             codes, note = self.draw_labels(data)
             if data.draw(st.sampled_from([True, True, False]), label="agrees"):
                 codes = shared
             channel = data.draw(st.sampled_from(CHANNELS), label="channel")
-            self.submit(who, turn, codes, note, self.state(turn)[1], channel)
+            self.submit(who, turn, codes, note, self.state(turn, group)[1], channel, group)
 
+    def in_discussion(self) -> bool:
+        """Whether a card is disputed or escalated in some group: comments and decisions
+        are tried then (on any card, the ones under discussion three times as likely), so
+        that examples spend their steps where they can succeed."""
+        found = CardState.objects.filter(group__study_id=self.world.study_id, status__in=DISCUSSED)
+        return found.exists()
+
+    @precondition(lambda self: self.world is not None and self.in_discussion())
     @rule(data=st.data())
     def comment(self, data) -> None:
-        who = self.draw_actor(data, favour=("moderator", "lead"))
-        turn = self.draw_turn(data, favour=(CardStatus.DISPUTED, CardStatus.ESCALATED))
-        status, _ = self.state(turn)
-        open_thread = status in (CardStatus.DISPUTED, CardStatus.ESCALATED)
-        expected = self.sees_discussion(who, turn) and open_thread
+        """A comment on a discussion page, by whoever tries, in the group the page is for."""
+        _, turn, who, group = self.draw_discussion(data, annotators=True)
+        seen = self.discussion(who, turn, group)
+        open_thread = seen is not None and seen.status in DISCUSSED
         text = f"comment {self.steps} by {who}"
+        acting = seen.group if seen else None
         done = self.step(
-            "comment", f"comment by {who}", None, lambda: self.world.comment(who, turn, text)
+            "comment",
+            f"comment by {who} in group {acting} (?group={group})",
+            None,
+            lambda: self.world.comment(who, turn, text, group),
+            acting,
         )
-        assert done == expected, f"comment by {who} on a {status} card: done={done}"
+        assert done == open_thread, f"comment by {who} on a card of {seen}: done={done}"
+        if done:
+            # the thread of the group whose discussion it is, in the round under way there
+            posted = Comment.objects.filter(turn=turn, author=who).last()
+            wanted = (posted.text, posted.group_id, posted.round)
+            assert wanted == (text, self.world.groups[acting].group.pk, seen.round), wanted
 
+    @precondition(lambda self: self.world is not None and self.in_discussion())
     @rule(data=st.data())
     def decide(self, data) -> None:
-        """A consensus decided on the discussion page, by whoever tries."""
-        who = self.draw_actor(data, favour=("moderator", "lead"))
-        turn = self.draw_turn(data, favour=(CardStatus.ESCALATED, CardStatus.DISPUTED))
+        """A consensus decided on a discussion page, by whoever tries, in the group the
+        page is for."""
+        _, turn, who, group = self.draw_discussion(data, annotators=False)
+        self.decide_on(data, who, turn, group)
+
+    def escalated(self) -> list[tuple[str, object]]:
+        """(group, card) of the cards escalated in a group."""
+        return [
+            (g, t)
+            for g in sorted(self.world.groups)
+            for t in self.world.turns_of(g)
+            if self.state(t, g)[0] == CardStatus.ESCALATED
+        ]
+
+    @precondition(lambda self: self.world is not None and self.escalated())
+    @rule(data=st.data())
+    def work_the_queue(self, data) -> None:
+        """A group's moderator, or the lead, decides a card escalated in that group (still
+        split after the discussion rounds), the lead naming the group (?group=)."""
+        group, turn = data.draw(st.sampled_from(self.escalated()), label="queue card")
+        who = data.draw(
+            st.sampled_from([self.world.groups[group].moderator, self.world.people["lead"]]),
+            label="decider",
+        )
+        self.decide_on(data, who, turn, group if self.is_lead(who) else None)
+
+    def decide_on(self, data, who, turn, group: str | None) -> None:
         codes = data.draw(st.sampled_from(self.label_sets), label="consensus")
         rationale = data.draw(st.sampled_from(["because", "it fits", ""]), label="rationale")
-        status, _ = self.state(turn)
-        expected = self.may_decide(who, turn) and bool(rationale)
+        seen = self.discussion(who, turn, group)
+        acting = seen.group if seen else None
+        undecided = seen is not None and not (
+            Consensus.objects.filter(
+                turn=turn, group=self.world.groups[acting].group, is_current=True
+            ).exists()
+        )
+        expected = undecided and seen.may_decide and seen.status in DISCUSSED and bool(rationale)
         done = self.step(
             "decide",
-            f"decision by {who}",
+            f"decision by {who} in group {acting} (?group={group})",
             None,
-            lambda: self.world.decide(who, turn, codes, rationale),
+            lambda: self.world.decide(who, turn, codes, rationale, group),
+            acting,
         )
-        assert done == expected, f"decision by {who} on a {status} card: done={done}"
+        assert done == expected, f"decision by {who} on a card of {seen}: done={done}"
         if done:
-            consensus = Consensus.objects.get(turn=turn, is_current=True)
+            self.saw(f"decide by {who.username}: done")
+            group_row = self.world.groups[acting].group
+            consensus = Consensus.objects.get(turn=turn, group=group_row, is_current=True)
             assert (consensus.decided_by_id, consensus.codes) == (who.pk, frozenset(codes))
 
     @rule(data=st.data())
     def propose(self, data) -> None:
-        who, turn = self.draw_actor(data), self.draw_turn(data)
+        who = self.draw_actor(data)
+        turn = self.draw_turn(data, who)
         reason = data.draw(st.sampled_from(["none fits", ""]), label="reason")
         name = f"Proposed {self.steps}"
-        expected = who.pk in self.world.annotator_ids and bool(reason)
+        expected = self.world.group_of(who, turn) is not None and bool(reason)
         done = self.step(
             "propose",
             f"proposal by {who}",
@@ -347,36 +609,46 @@ class RoundRules(RuleBasedStateMachine):
         }[action]
         pending = proposal.status == ProposalStatus.PENDING
         expected = self.is_expert(who) and pending and valid
-        before = self.state(proposal.turn)
+        # an accepted type sends the card back in the proposer's group, and only there
+        group = self.world.group_of(proposal.proposer, proposal.turn)
+        before = self.state(proposal.turn, group)
         done = self.step(
             f"{action} a proposal",
-            f"{action} of a proposal by {who}",
+            f"{action} of a proposal (by {proposal.proposer}, group {group}) by {who}",
             None,
             lambda: self.world.decide_proposal(who, proposal.pk, action, value),
+            group if action == "accept" else None,
         )
         assert done == expected, f"{action} ({value!r}) by {who}: done={done}"
         if done and action == "accept":
-            self._accepted(proposal, before)
+            self._accepted(proposal, group, before)
 
     def _proposals(self):
         return Proposal.objects.filter(study_id=self.world.study_id).order_by("pk")
 
-    def _accepted(self, proposal: Proposal, before: tuple[str, int]) -> None:
-        """An accepted type joins the labels to choose from; a card past round 1 goes back
-        to its annotators for one more round, its consensus no longer current."""
+    def _accepted(self, proposal: Proposal, group: str, before: tuple[str, int]) -> None:
+        """An accepted type joins the labels to choose from; a card past round 1 in the
+        proposer's group goes back to its annotators there for one more round, its
+        consensus there no longer current."""
         proposal.refresh_from_db()
         self.label_sets.append((proposal.new_code,))
         status, round = before
         if status != CardStatus.OPEN:
-            assert self.state(proposal.turn) == (CardStatus.DISPUTED, round + 1)
+            assert self.state(proposal.turn, group) == (CardStatus.DISPUTED, round + 1)
 
+    @precondition(lambda self: self.world is not None and self.changed)
     @rule()
     def compute_agreement(self) -> None:
-        """The lead's report (`manage.py agreement SLUG --json`) counts what the rows hold."""
+        """The lead's report (`manage.py agreement SLUG --json`) counts what the rows hold,
+        and compares the groups' consensus on the cards they both decided (again once a
+        step changed something)."""
+        self.changed = False
         out = StringIO()
         call_command("agreement", self.world.slug, "--json", "--bootstrap", "0", stdout=out)
+        rows = checks.label_rows(self.world)
         for axis in json.loads(out.getvalue())["axes"].values():
-            checks.check_report_counts(self.world, checks.label_rows(self.world), axis["report"])
+            checks.check_report_counts(self.world, rows, axis["report"])
+            checks.check_between_groups(self.world, axis["between_groups"])
 
     # -- after every step -----------------------------------------------------------------
 
@@ -386,20 +658,34 @@ class RoundRules(RuleBasedStateMachine):
             return
         rows = self.rows if self.rows is not None else checks.label_rows(self.world)
         self.rows = None
-        for state in checks.states_of(self.world).values():
+        states = checks.states_of(self.world)
+        for (turn_id, name), state in states.items():
             self.saw(f"a card reached: {state.status}")
-        for method in Consensus.objects.filter(group=self.world.group).values_list("method"):
-            self.saw(f"a consensus: {method[0]}")
+            if name == "B":
+                self.saw(f"in group B, a card reached: {state.status}")
+                if state.status != checks.status_of(states, (turn_id, "A"))[0]:
+                    self.saw("a shared card: in different states in its groups")
+        consensus = Consensus.objects.filter(group__study_id=self.world.study_id)
+        for method in consensus.values_list("method", flat=True):
+            self.saw(f"a consensus: {method}")
         checks.check_labels_as_submitted(rows, self.submitted)
-        checks.check_round1_frozen(self.world, rows, self.frozen)
-        checks.check_states_and_consensus(self.world, rows)
+        checks.check_round1_frozen(self.world, rows, states, self.frozen)
+        checks.check_states_and_consensus(self.world, rows, states)
+        checks.check_assignments(self.world)
         checks.check_nothing_deleted(self.world, self.seen)
-        # the loader reads labels and the taxonomy version: check it again when they changed
-        version = self.world.study().taxonomy_version_id
-        if self.loaded != (rows, version):
-            for round in {1} | {r.round for r in rows}:
+        # the loader reads a round's labels, the assignments, the taxonomy version and the
+        # consensus (the gold, checked in round 1): check a round again when they changed
+        version = Study.objects.values_list("taxonomy_version_id", flat=True).get(
+            pk=self.world.study_id
+        )
+        assigned = sorted((c, sorted(names)) for c, names in self.world.assigned.items())
+        decided = [g.consensus for g in self.snapshot[1].values()] if self.snapshot else None
+        for round in sorted({1} | {r.round for r in rows}):
+            key = ([r for r in rows if r.round == round], version, assigned)
+            key += (decided,) if round == 1 else ()
+            if self.loaded.get(round) != key:
                 checks.check_loader(self.world, rows, round)
-            self.loaded = (rows, version)
+                self.loaded[round] = key
 
 
 @pytest.fixture

@@ -1,6 +1,14 @@
 """The study a state machine plays in, and the three doors every action goes through: the
 pages (Django's test client posting the real forms), the REST API and import_annotations.
 
+The study has two groups: A, whose conversations are all the cards, and B. With an overlap
+(Config.overlap) B has 2 to 4 annotators of its own and shares conversation c1 with A;
+seats and assignments go through Group.seat and Conversation.objects.assign, so the world
+itself obeys the cross-group seat rule (nobody labels in one group and sits in another
+sharing a conversation). World.assigned is the machine's model of the assignments (an import
+naming B on a card of A's adds to it); the discussion doors take the `?group=` of the
+group whose discussion they post to.
+
 Each door answers with whether the action was done: True for success, False for a refusal
 (400, 403, 404, 409, 422, or a rejected import record). Anything else (a 500 raises in the
 test client; a redirect to the login page means a test bug) fails the test on the spot."""
@@ -20,18 +28,21 @@ from rest_framework.test import APIClient
 from annotation.importers.annotations import import_annotations
 from annotation.models import Conversation, Group, Kind, Role, Seat, Study, Turn
 from taxonomy.models import TaxonomyVersion
-from tests.conftest import make_user
+from tests.factories import make_user
 
 REFUSED = {400, 403, 404, 409, 422}
+# group A's pool of annotators, and group B's: nobody sits in both
 BASE_ANNOTATORS = ("alice", "bob", "carol", "dave")
+B_ANNOTATORS = ("charlie", "erin", "frank", "grace")
 # lead: leads the study; moderator: group A's; mod-b: group B's, an expert who may also
-# annotate in group A; charlie: annotates in group B only, an outsider to group A's cards
-OTHERS = ("lead", "moderator", "mod-b", "charlie")
+# annotate in group A when the groups share no conversation (Group.check_seat)
+OTHERS = ("lead", "moderator", "mod-b")
+SHARED = "c1"  # the calibration conversation, assigned to both groups in an overlap
 
 
 def make_people() -> dict[str, object]:
     """Everyone who may act, created once per test (users are not per example)."""
-    return {name: make_user(name) for name in (*BASE_ANNOTATORS, *OTHERS)}
+    return {name: make_user(name) for name in (*BASE_ANNOTATORS, *B_ANNOTATORS, *OTHERS)}
 
 
 @dataclass(frozen=True)
@@ -40,28 +51,76 @@ class Config:
 
     n_annotators: int  # group A's size, 1 to 4, the extras below included
     lead_annotates: bool
-    mod_b_annotates: bool
+    mod_b_annotates: bool  # never with an overlap: mod-b would sit in both groups
     kind: str  # group A's kind: its annotators are experts (decide proposals) or not
     turns_per_conversation: tuple[int, ...]  # one or two conversations
     discussion_rounds: int
+    # an overlap: group B has 2 to 4 annotators of its own (charlie, erin, ...) and shares
+    # conversation c1 with group A; otherwise charlie alone, on no card of A's (until an
+    # import names group B on one: the importer assigns it, Group.check_seat permitting)
+    overlap: bool = False
+    n_b_annotators: int = 1
+    b_kind: str = Kind.STUDENT
+
+
+@dataclass
+class Seats:
+    """One group as the machine knows it: who moderates it and who labels in it."""
+
+    group: Group
+    moderator: object
+    annotators: list
+
+    @property
+    def ids(self) -> set[int]:
+        return {u.pk for u in self.annotators}
+
+    @property
+    def seated_ids(self) -> set[int]:
+        return self.ids | {self.moderator.pk}
 
 
 @dataclass
 class World:
     study_id: int
     slug: str
-    group: Group
+    groups: dict[str, Seats]  # "A" (its conversations are every card), "B"
     people: dict[str, object]
-    annotators: list  # group A's annotators
     turns: list[Turn]
     tmp: Path
+    # the machine's model of the assignments: conversation id -> names of its groups
+    assigned: dict[int, set[str]]
+    discussion_rounds: int
     clients: dict[str, Client] = field(default_factory=dict)
     api_clients: dict[str, APIClient] = field(default_factory=dict)
     _files: count = field(default_factory=count)
 
     @property
-    def annotator_ids(self) -> set[int]:
-        return {u.pk for u in self.annotators}
+    def annotators(self) -> list:
+        """Everyone who labels, in any group."""
+        return [u for seats in self.groups.values() for u in seats.annotators]
+
+    def labels_in(self, user) -> str | None:
+        """The group in which `user` labels (one at most in these studies)."""
+        found = [name for name, seats in self.groups.items() if user.pk in seats.ids]
+        assert len(found) <= 1, f"{user} labels in groups {found}"
+        return found[0] if found else None
+
+    def groups_of(self, turn: Turn) -> list[str]:
+        return sorted(self.assigned[turn.conversation_id])
+
+    def group_of(self, user, turn: Turn) -> str | None:
+        """The group in which `user` labels `turn`, if its conversation is assigned to it."""
+        name = self.labels_in(user)
+        return name if name in self.assigned[turn.conversation_id] else None
+
+    def turns_of(self, name: str) -> list[Turn]:
+        return [t for t in self.turns if name in self.assigned[t.conversation_id]]
+
+    def may_share(self, name: str, other: str) -> bool:
+        """check_groups_can_share: nobody labels in one group and sits in the other."""
+        a, b = self.groups[name], self.groups[other]
+        return not (a.ids & b.seated_ids or b.ids & a.seated_ids)
 
     def study(self) -> Study:
         # always fresh: an accepted proposal switches the study to a new taxonomy version
@@ -81,8 +140,10 @@ class World:
             self.api_clients[user.username] = client
         return self.api_clients[user.username]
 
-    def url(self, name: str, *args) -> str:
-        return reverse(name, args=[self.slug, *args])
+    def url(self, name: str, *args, group: str | None = None) -> str:
+        """A page's address; `group` names one of the groups sharing a card (?group=ID)."""
+        url = reverse(name, args=[self.slug, *args])
+        return f"{url}?group={self.groups[group].group.pk}" if group else url
 
     # -- labels ---------------------------------------------------------------------------
 
@@ -92,11 +153,11 @@ class World:
         return _done(response, 302)
 
     def discussion_page(
-        self, user, turn: Turn, codes: tuple[str, ...], note: str, round: int
+        self, user, turn: Turn, codes: tuple[str, ...], note: str, round: int, group=None
     ) -> bool:
         """A later round on the discussion page; the form carries the round it was shown for."""
         data = _labels(codes, note=note, round=str(round))
-        response = self.client(user).post(self.url("discussion", turn.pk), data)
+        response = self.client(user).post(self.url("discussion", turn.pk, group=group), data)
         return _done(response, 302)
 
     def api_put(self, user, turn: Turn, codes: tuple[str, ...], note: str, round: int) -> bool:
@@ -106,15 +167,18 @@ class World:
         )
         return _done(response, 200)
 
-    def import_one(self, user, turn: Turn, codes: tuple[str, ...], note: str, round: int) -> bool:
-        """One record through import_annotations, as `manage.py import_annotations` runs it."""
+    def import_one(
+        self, user, turn: Turn, codes: tuple[str, ...], note: str, round: int, group: str
+    ) -> bool:
+        """One record through import_annotations, as `manage.py import_annotations` runs it;
+        the record names `group` (the importer assigns the conversation to it if need be)."""
         record = {
             "conversation": turn.conversation.external_id,
             "turn": turn.index,
             "annotator": user.username,
             "labels": list(codes),
             "round": round,
-            "group": self.group.name,
+            "group": group,
             "note": note,
         }
         path = self.tmp / f"labels-{next(self._files)}.jsonl"
@@ -125,13 +189,14 @@ class World:
 
     # -- discussion and decisions ---------------------------------------------------------
 
-    def comment(self, user, turn: Turn, text: str) -> bool:
-        response = self.client(user).post(self.url("comment", turn.pk), {"text": text})
-        return _done(response, 302)
+    def comment(self, user, turn: Turn, text: str, group=None) -> bool:
+        url = self.url("comment", turn.pk, group=group)
+        return _done(self.client(user).post(url, {"text": text}), 302)
 
-    def decide(self, user, turn: Turn, codes: tuple[str, ...], rationale: str) -> bool:
+    def decide(self, user, turn: Turn, codes: tuple[str, ...], rationale: str, group=None) -> bool:
         data = _labels(codes, rationale=rationale)
-        return _done(self.client(user).post(self.url("decide", turn.pk), data), 302)
+        url = self.url("decide", turn.pk, group=group)
+        return _done(self.client(user).post(url, data), 302)
 
     def propose(self, user, turn: Turn, name: str, reason: str) -> bool:
         data = {"name": name, "definition": f"what {name} means", "reason": reason}
@@ -148,8 +213,10 @@ class World:
 def build_world(
     config: Config, people: dict[str, object], version: TaxonomyVersion, tmp: Path
 ) -> World:
-    """Group A (the cards) and group B (mod-b moderates it, charlie annotates it), seated
-    through Group.seat, the one rule the groups page and the importer use."""
+    """Group A (the cards) and group B (mod-b moderates it; charlie annotates it, with erin,
+    frank and grace in an overlap, when it shares conversation c1 with A), seated through
+    Group.seat and assigned through Conversation.objects.assign, the rules the groups page
+    and the importer use (each raises SeatConflict on someone sitting in both groups)."""
     study = Study.objects.create(
         slug="props",
         name="Properties",
@@ -158,9 +225,11 @@ def build_world(
     )
     study.add_member(people["lead"], Role.LEAD, Kind.EXPERT)
     group_a = Group.objects.create(study=study, name="A", kind=config.kind)
-    group_b = Group.objects.create(study=study, name="B", kind=Kind.STUDENT)
+    group_b = Group.objects.create(study=study, name="B", kind=config.b_kind)
     group_b.seat(people["mod-b"], Seat.MODERATOR)
-    group_b.seat(people["charlie"], Seat.ANNOTATOR)
+    b_annotators = [people[name] for name in B_ANNOTATORS[: config.n_b_annotators]]
+    for user in b_annotators:
+        group_b.seat(user, Seat.ANNOTATOR)
     group_a.seat(people["moderator"], Seat.MODERATOR)
     extras = [people["lead"]] if config.lead_annotates else []
     extras += [people["mod-b"]] if config.mod_b_annotates else []
@@ -168,12 +237,15 @@ def build_world(
     annotators = [people[name] for name in BASE_ANNOTATORS[:n_base]] + extras
     for user in annotators:
         group_a.seat(user, Seat.ANNOTATOR)
-    turns = []
+    turns, assigned = [], {}
     for i, n_turns in enumerate(config.turns_per_conversation, start=1):
         conversation = Conversation.objects.create(
             study=study, external_id=f"c{i}", source_format="native", n_turns=n_turns
         )
-        Conversation.objects.filter(pk=conversation.pk).assign(group_a)
+        shared = config.overlap and conversation.external_id == SHARED
+        assigned[conversation.pk] = {"A", "B"} if shared else {"A"}
+        for group in (group_a, group_b) if shared else (group_a,):
+            Conversation.objects.filter(pk=conversation.pk).assign(group)
         turns += [
             Turn.objects.create(
                 conversation=conversation,
@@ -183,7 +255,12 @@ def build_world(
             )
             for index in range(1, n_turns + 1)
         ]
-    return World(study.pk, study.slug, group_a, people, annotators, turns, tmp)
+    groups = {
+        "A": Seats(group_a, people["moderator"], annotators),
+        "B": Seats(group_b, people["mod-b"], b_annotators),
+    }
+    rounds = config.discussion_rounds
+    return World(study.pk, study.slug, groups, people, turns, tmp, assigned, rounds)
 
 
 def _labels(codes: tuple[str, ...], **fields: str) -> dict:
