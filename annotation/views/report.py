@@ -1,33 +1,30 @@
 """The agreement report page and its downloads, for the study's leads and moderators.
 
 The page shows the latest done agreement Job of the study (the numbers are computed in the
-background, never in the request) with its charts drawn as SVG on the server (annotation/
-svg.py). The downloads write the same job's result: JSON as stored, CSV in long format, and
-the tables as Markdown and LaTeX (annotation/agreement/render.py)."""
+background, never in the request): the report's tables of annotation/agreement/tables.py,
+the one spec every output renders (the template loops over it; the downloads CSV,
+Markdown and LaTeX are annotation/agreement/render.py's), and charts drawn as SVG on the
+server (annotation/agreement/svg.py) from the same numbers. JSON downloads the result as
+stored."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.html import escape
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
 from ..access import get_study_for_reporter
 from ..agreement import svg
-from ..agreement.render import (
-    TaxonomyEntry,
-    Value,
-    kappa_rows,
-    taxonomy_table,
-    to_csv,
-    to_latex,
-    to_markdown,
-    value_of,
-)
+from ..agreement.render import to_csv, to_latex, to_markdown
+from ..agreement.spec import PAGE, Table, TaxonomyEntry, show, taxonomy_entries
+from ..agreement.tables import report_spec
 from ..models import Job, JobKind, JobStatus, Study
 
 DOWNLOADS = {
@@ -60,16 +57,6 @@ def _is_stale(study: Study, job: Job) -> bool:
     return job.result["data_stamp"] != data_stamp(study)
 
 
-def _taxonomy(study: Study) -> tuple[dict[str, list[TaxonomyEntry]], dict[str, str]]:
-    """({axis code: entries in the taxonomy's order}, {axis code: axis name})."""
-    entries: dict[str, list[TaxonomyEntry]] = {}
-    axis_names: dict[str, str] = {}
-    for t in study.taxonomy_version.type_list():
-        axis_names[t.axis.code] = t.axis.name
-        entries.setdefault(t.axis.code, []).append(TaxonomyEntry(t.code, t.name, t.category.name))
-    return entries, axis_names
-
-
 @login_required
 @require_GET
 def report(request: HttpRequest, slug: str) -> HttpResponse:
@@ -77,12 +64,12 @@ def report(request: HttpRequest, slug: str) -> HttpResponse:
     job = _latest_report_job(study)
     ctx: dict = {"study": study, "job": job}
     if job is not None:
-        entries, axis_names = _taxonomy(study)
+        entries, axis_names = taxonomy_entries(study.taxonomy_version)
         ctx["stale"] = _is_stale(study, job)
         ctx["round"] = job.result.get("round", 1)
         ctx["axes"] = [
-            _axis_context(axis, axis_names.get(axis, axis), data, entries.get(axis, []))
-            for axis, data in job.result.get("axes", {}).items()
+            _axis_page(axis, job.result["axes"][axis.code], entries.get(axis.code, []))
+            for axis in report_spec(job.result, entries, axis_names)
         ]
         ctx["downloads"] = list(DOWNLOADS)
     return render(request, "annotation/report/page.html", ctx)
@@ -101,148 +88,93 @@ def report_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     if writer is None:
         body = json.dumps(job.result, allow_nan=False, indent=1)
     else:
-        body = writer(job.result, _taxonomy(study)[0])
+        body = writer(job.result, taxonomy_entries(study.taxonomy_version)[0])
     response = HttpResponse(body, content_type=content_type)
     filename = f"{study.slug}-agreement-round{job.result.get('round', 1)}.{extension}"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
 
-# -- one axis -----------------------------------------------------------------------------
+# -- one axis: the spec's tables for the template, and the charts --------------------------
 
 
-def _axis_context(axis: str, name: str, data: Mapping, entries: list[TaxonomyEntry]) -> dict:
-    report, extras = data["report"], data.get("extras", {})
+def _axis_page(axis, data: Mapping, entries: list[TaxonomyEntry]) -> dict:
+    """The axis's tables as the template loops over them (tables.report_spec), with the
+    charts drawn from the same numbers."""
+    report, extras = data.get("report", {}), data.get("extras", {})
     names = {e.code: e.name for e in entries}
     codes = [e.code for e in entries] + [c for c in report.get("prevalence", {}) if c not in names]
-    fleiss_key = "fleiss_kappa" if report.get("fleiss_kappa") is not None else None
-    if fleiss_key is None and report.get("fleiss_kappa_complete_cards") is not None:
-        fleiss_key = "fleiss_kappa_complete_cards"
-    headline = [
-        ("Cards", value_of(report, "n_cards")),
-        ("Annotators", value_of(report, "n_annotators")),
-        ("Pairable cards", value_of(report, "n_pairable_cards")),
-        ("Krippendorff's α (nominal)", value_of(report, "krippendorff_alpha_nominal")),
-        ("Krippendorff's α (MASI)", value_of(report, "krippendorff_alpha_masi")),
-        ("Percent agreement (all annotators)", value_of(report, "percent_agreement_all")),
-    ]
-    if fleiss_key:
-        label = "Fleiss' κ" if fleiss_key == "fleiss_kappa" else "Fleiss' κ (complete cards)"
-        headline.append((label, value_of(report, fleiss_key)))
+    blocks = [_page_table(t) for t in axis.tables if PAGE in t.outputs and (t.rows or t.empty)]
+    for block in blocks:
+        if block["table"].id == "per-type":
+            block["chart"] = mark_safe(_per_type_chart(axis.code, block["table"]))
+            block["charts_after"] = True
+    pairs = []
+    for n, key in enumerate(report.get("pairs", {})):
+        confusion = extras.get("confusion", {}).get(key)
+        if confusion:
+            a, b = key.split("|", 1)
+            chart = _confusion_chart(f"confusion-{n}", a, b, confusion, codes, names)
+            pairs.append({"a": a, "b": b, "n": confusion["n_common_cards"], "svg": chart})
     return {
-        "code": axis,
-        "name": name,
-        "headline": headline,
-        "kappa_rows": kappa_rows(report, extras),
-        "pairs": _pair_rows(report, extras, codes, names),
-        "per_type_chart": mark_safe(_per_type_chart(axis, report, codes, names)),
-        "cooccurrence": _cooccurrence_chart(axis, extras, codes, names),
-        "taxonomy": taxonomy_table(extras, entries),
-        "versus": _versus_rows(data.get("versus_consensus", {}), codes, names),
-        # each group's consensus in an annotator's place, on the cards several groups decided
-        "between_groups": _pair_rows(data.get("between_groups", {}), {}, codes, names),
-        "between_groups_cards": data.get("between_groups", {}).get("n_cards", 0),
+        "code": axis.code,
+        "name": axis.name,
+        "blocks": blocks,
+        "cooccurrence": _cooccurrence_chart(axis.code, extras, codes, names),
+        "confusions": [{**p, "svg": mark_safe(p["svg"])} for p in pairs],  # svg.py escapes
     }
 
 
-def _versus_rows(versus: Mapping, codes: Sequence[str], names: Mapping[str, str]) -> list[dict]:
-    """Each annotator against the consensus: accuracy, kappa, and per type P/R/F1/kappa."""
+def _prose(text: str) -> str:
+    """Page prose of the spec: escaped, `code` in backticks set as code."""
+    return mark_safe(re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text)))
+
+
+def _page_table(table: Table) -> dict:
+    """The shown columns' headers and each row's cells as the page prints them: the same
+    formatting as every other output; a null with its reason."""
+    shown = table.shown()
+    last: dict[int, str] = {}
     rows = []
-    for annotator, r in versus.items():
-        f1 = [v for v in r.get("f1", {}).values() if v is not None]
-        rows.append(
-            {
-                "annotator": annotator,
-                "n_cards": r.get("n_cards"),
-                "accuracy": value_of(r, "accuracy"),
-                "cohen_kappa": value_of(r, "cohen_kappa"),
-                "macro_f1": Value(
-                    sum(f1) / len(f1) if f1 else None,
-                    "" if f1 else "undefined: no type has a defined F1",
-                ),
-                "per_label": [
-                    {
-                        "name": names.get(code, code),
-                        **{k: _label_value(r, k, code) for k in LABEL_SCORES},
-                    }
-                    for code in codes
-                    if code in r.get("f1", {})
-                ],
-            }
-        )
-    return rows
+    for row in table.rows:
+        cells = []
+        for i in shown:
+            column, cell = table.columns[i], row.cells[i]
+            text = show(column.kind, cell.value)
+            if not column.repeat:  # shown where it changes, as a category over its types
+                text, last[i] = ("" if last.get(i) == text else text), text
+            null = cell.null and column.kind != "text"
+            cells.append({"text": text, "null": null, "reason": cell.reason})
+        # a pair's row says which pair it is (a page script or a test finds it by the key)
+        key = row.name if table.id in ("pairs", "between-groups") else ""
+        rows.append({"css": row.css, "cells": cells, "key": key})
+    headers = [table.header(i) for i in shown]
+    return {
+        "table": table,
+        "headers": headers,
+        "rows": rows,
+        "record": list(zip(headers, rows[0]["cells"], strict=True)) if table.record else [],
+        "intro": _prose(table.intro),
+        "note": _prose(table.note),
+    }
 
 
-LABEL_SCORES = ("precision", "recall", "f1", "per_label_kappa")
-
-
-def _pair_rows(
-    report: Mapping, extras: Mapping, codes: Sequence[str], names: Mapping[str, str]
-) -> list[dict]:
-    group_of: dict[str, list[str]] = {}
-    for group, keys in extras.get("pairs_by_group", {}).items():
-        for key in keys:
-            group_of.setdefault(key, []).append(group)
-    rows = []
-    for n, (key, pair) in enumerate(report.get("pairs", {}).items()):
-        per_label = [
-            {
-                "name": names.get(code, code),
-                "kappa": _label_value(pair, "per_label_kappa", code),
-                "pabak": _label_value(pair, "per_label_pabak", code),
-                "ac1": _label_value(pair, "per_label_ac1", code),
-            }
-            for code in codes
-            if code in pair.get("per_label_kappa", {})
-        ]
-        a, b = key.split("|", 1)
-        confusion = extras.get("confusion", {}).get(key)
-        rows.append(
-            {
-                "key": key,
-                "a": a,
-                "b": b,
-                "groups": group_of.get(key, []),
-                "n_common_cards": pair.get("n_common_cards"),
-                "cohen_kappa": value_of(pair, "cohen_kappa"),
-                "ci": pair.get("cohen_kappa_ci"),
-                "ci_reason": pair.get("cohen_kappa_ci_reason", ""),
-                "percent_agreement": value_of(pair, "percent_agreement"),
-                "pabak": value_of(pair, "pabak"),
-                "per_label_kappa_macro": value_of(pair, "per_label_kappa_macro"),
-                "per_label": per_label,
-                "confusion": mark_safe(  # svg.py escapes every text
-                    _confusion_chart(f"confusion-{n}", a, b, confusion, codes, names)
-                )
-                if confusion
-                else "",
-            }
-        )
-    return rows
-
-
-def _label_value(pair: Mapping, key: str, code: str) -> Value:
-    return Value(pair.get(key, {}).get(code), (pair.get(f"{key}_reason") or {}).get(code, ""))
-
-
-def _per_type_chart(
-    axis: str, report: Mapping, codes: Sequence[str], names: Mapping[str, str]
-) -> str:
+def _per_type_chart(axis: str, table: Table) -> str:
     """Per type: the mean of the pairs' defined per-label kappas, whiskers from the lowest
-    to the highest pair."""
-    pairs = list(report.get("pairs", {}).values())
+    to the highest pair (the per-type table's numbers)."""
+    at = {c.name: i for i, c in enumerate(table.columns)}
+    n_pairs = table.totals["n_pairs"].value
     bars = []
-    for code in codes:
-        values = [p["per_label_kappa"].get(code) for p in pairs if "per_label_kappa" in p]
-        defined = [v for v in values if v is not None]
-        label = names.get(code, code)
-        if not defined:
-            reasons = {(p.get("per_label_kappa_reason") or {}).get(code, "") for p in pairs} - {""}
-            note = "; ".join(sorted(reasons)) or "undefined: no pair"
-            bars.append(svg.Bar(label, None, note=note))
+    for row in table.rows:
+        label = row.cells[at["type"]].value
+        mean, lo, hi = (
+            row.cells[at[k]] for k in ("pair_kappa_mean", "pair_kappa_min", "pair_kappa_max")
+        )
+        if mean.null:
+            bars.append(svg.Bar(label, None, note=mean.reason))
             continue
-        note = f"mean over {len(defined)} of {len(values)} pairs"
-        bars.append(svg.Bar(label, sum(defined) / len(defined), min(defined), max(defined), note))
+        note = f"mean over {row.cells[at['n_pairs_defined']].value} of {n_pairs} pairs"
+        bars.append(svg.Bar(label, mean.value, lo.value, hi.value, note))
     return svg.bar_chart(
         bars,
         title=f"Per-type Cohen's kappa, axis {axis}",

@@ -9,6 +9,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.agreement.data import compute_study_report
+from annotation.agreement.spec import show, taxonomy_entries
+from annotation.agreement.tables import report_spec
 
 pytestmark = pytest.mark.django_db
 
@@ -93,3 +95,44 @@ def test_it_names_an_unknown_study(study):
 def test_it_refuses_a_round_below_1(study):
     with pytest.raises(CommandError, match="--round"):
         run("s1", "--round", "0")
+
+
+def test_its_summary_shows_the_report_pages_numbers(study, labelled):
+    """The summary renders the report's spec: each annotator's macro F1 against the
+    consensus and the per-type summary of the pairs' kappas, as the page and the downloads
+    show them."""
+    text = run("s1", "--bootstrap", "20", "--seed", "3")
+    result = compute_study_report(study, round=1, n_boot=20, seed=3)
+    entries, names = taxonomy_entries(study.taxonomy_version)
+    (axis,) = report_spec(result, entries, names)
+    tables = {t.id: t for t in axis.tables}
+    sections = {}
+    for line in text.splitlines():
+        if line.startswith("  ") and not line.startswith("    "):
+            section = sections.setdefault(line.strip().rstrip(":"), [])
+        elif line.startswith("    "):
+            section.append(line)
+
+    def line_of(table, title: str) -> str:
+        (line,) = [line for line in sections[table.title] if line.startswith(f"    {title}: ")]
+        return line
+
+    versus = tables["versus"]
+    f1 = [c.name for c in versus.columns].index("macro_f1")
+    assert any(row.cells[f1].value is not None for row in versus.rows)
+    for row in versus.rows:
+        macro = row.cells[f1].value
+        shown = "undefined" if macro is None else show("number", macro)
+        assert f"mean F1 over types {shown}" in line_of(versus, row.text)
+    per_type = tables["per-type"]
+    at = [c.name for c in per_type.columns].index("pair_kappa_mean")
+    defined = [r for r in per_type.rows if r.cells[at].value is not None]
+    assert defined
+    for row in defined:
+        assert f"mean pair kappa {show('number', row.cells[at].value)}" in line_of(
+            per_type, row.text
+        )
+    g1 = tables["kappa-groups"].rows[0]
+    lo, hi = result["axes"]["smell"]["report"]["groups"]["g1"]["cohen_kappa_ci"]
+    assert f"95% CI [{lo:.3f}, {hi:.3f}]" in line_of(tables["kappa-groups"], "Group g1")
+    assert g1.text == "Group g1"

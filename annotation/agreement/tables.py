@@ -1,0 +1,454 @@
+"""The agreement report's tables, built once from a done job's result (spec.py says what a
+table is): report_spec(result, taxonomy) -> [AxisSpec]. Numbers the result does not store
+are computed here from it, once: the per-type summary of the pairs' kappas (mean, lowest,
+highest) and each annotator's macro F1 against the consensus."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from .spec import (
+    DETAILS,
+    EVERYWHERE,
+    NO_SMELL,
+    NULL_MD,
+    AxisSpec,
+    Cell,
+    Column,
+    Row,
+    Table,
+    TaxonomyEntry,
+    fmt,
+    label_cell,
+    value_of,
+)
+
+
+def report_spec(
+    result: Mapping,
+    taxonomy: Mapping[str, Sequence[TaxonomyEntry]],
+    axis_names: Mapping[str, str] | None = None,
+) -> list[AxisSpec]:
+    names = axis_names or {}
+    return [
+        AxisSpec(axis, names.get(axis, axis), axis_tables(axis, data, taxonomy.get(axis, [])))
+        for axis, data in result.get("axes", {}).items()
+    ]
+
+
+def axis_tables(axis: str, data: Mapping, entries: Sequence[TaxonomyEntry]) -> list[Table]:
+    report, extras = data.get("report", {}), data.get("extras", {})
+    names = {e.code: e.name for e in entries}
+    codes = [e.code for e in entries] + [c for c in report.get("prevalence", {}) if c not in names]
+    between = data.get("between_groups", {})
+    versus = data.get("versus_consensus", {})
+    return [
+        summary_table(axis, report),
+        kappa_table(report, extras),
+        pairs_table(report, extras),
+        between_table(between),
+        *(pair_types_table(key, pair, codes, names) for key, pair in _pairs(report)),
+        per_type_table(report, codes, names),
+        versus_table(versus),
+        *(versus_types_table(who, r, codes, names) for who, r in versus.items()),
+        taxonomy_table(extras, entries),
+    ]
+
+
+def _pairs(report: Mapping):
+    return report.get("pairs", {}).items()
+
+
+def _cells(section: Mapping, columns: Sequence[Column], **given: Cell) -> tuple[Cell, ...]:
+    return tuple(given[c.name] if c.name in given else value_of(section, c.name) for c in columns)
+
+
+COUNT = "count"
+KAPPA = Column("cohen_kappa", "Cohen's κ", tex="Cohen's $\\kappa$", text="kappa {}")
+CI = Column("cohen_kappa_ci", "95% CI", "ci", tex="95\\% CI", text="95% CI {}")
+AGREEMENT = Column("percent_agreement", "Percent agreement", text="agreement {}")
+MACRO = Column(
+    "per_label_kappa_macro",
+    "Per-label κ (macro)",
+    tex="Per-label $\\kappa$ (macro)",
+    text="per-label macro {}",
+)
+MICRO = Column(
+    "per_label_kappa_micro",
+    "Per-label κ (micro)",
+    tex="Per-label $\\kappa$ (micro)",
+    text="micro {}",
+)
+PABAK = Column("pabak", "PABAK", text="PABAK {}")
+COMMON = Column("n_common_cards", "Common cards", COUNT, text="{} common cards")
+
+SUMMARY = (
+    Column("n_cards", "Cards", COUNT, text="{} cards"),
+    Column("n_annotators", "Annotators", COUNT, text="{} annotators"),
+    Column("n_annotations", "Records", COUNT, text="{} records"),
+    Column("n_pairable_cards", "Pairable cards", COUNT, text="{} pairable cards"),
+    Column(
+        "krippendorff_alpha_nominal",
+        "Krippendorff's α (nominal)",
+        text="Krippendorff's alpha: nominal {}",
+    ),
+    Column("krippendorff_alpha_masi", "Krippendorff's α (MASI)", text="MASI {}"),
+    Column(
+        "percent_agreement_all",
+        "Percent agreement (all annotators)",
+        text="agreement of all annotators {}",
+    ),
+    Column(
+        "mean_pairwise_percent_agreement",
+        "Mean pairwise percent agreement",
+        text="mean pairwise agreement {}",
+    ),
+    Column("fleiss_kappa", "Fleiss' κ", optional=True, text="Fleiss' kappa {}"),
+    Column(
+        "fleiss_kappa_complete_cards",
+        "Fleiss' κ (complete cards)",
+        n="n_complete_cards",
+        optional=True,
+        text="Fleiss' kappa on the complete cards {}",
+    ),
+)
+
+
+def summary_table(axis: str, report: Mapping) -> Table:
+    row = Row(_cells(report, SUMMARY), text=f"Axis {axis}")
+    totals = {"n_complete_cards": value_of(report, "n_complete_cards")}
+    return Table("summary", "Summary", "axis", SUMMARY, (row,), totals=totals, record=True)
+
+
+KAPPA_GROUPS = (
+    Column("group", "Group", "text"),
+    Column("n_pairs", "Pairs", COUNT),
+    KAPPA,
+    CI,
+    AGREEMENT,
+    MACRO,
+    MICRO,
+)
+
+
+def kappa_table(report: Mapping, extras: Mapping) -> Table:
+    """One row per group, then "All pairs" (the report's group_mean)."""
+    by_group = extras.get("pairs_by_group", {})
+    rows = [
+        Row(
+            _cells(
+                section, KAPPA_GROUPS, group=Cell(name), n_pairs=Cell(len(by_group.get(name, [])))
+            ),
+            name=name,
+            text=f"Group {name}",
+        )
+        for name, section in report.get("groups", {}).items()
+    ]
+    mean = report.get("group_mean", {})
+    n_pairs = Cell(len(report.get("pairs", {})))
+    rows.append(
+        Row(
+            _cells(mean, KAPPA_GROUPS, group=Cell("All pairs"), n_pairs=n_pairs),
+            name="all pairs",
+            scope="overall",
+            text="All pairs",
+            css="overall",
+        )
+    )
+    note = (
+        '"All pairs" is the unweighted mean over every pair of annotators in a group; '
+        "intervals are bootstrap 95% percentile intervals over cards."
+    )
+    return Table(
+        "kappa-groups",
+        "Cohen's kappa per group",
+        "group",
+        KAPPA_GROUPS,
+        tuple(rows),
+        outputs=EVERYWHERE,
+        note=note,
+    )
+
+
+PAIRS = (
+    Column("pair", "Pair", "text"),
+    Column("groups", "Group", "text"),
+    COMMON,
+    KAPPA,
+    CI,
+    AGREEMENT,
+    PABAK,
+    MACRO,
+    MICRO,
+)
+
+
+def pairs_table(report: Mapping, extras: Mapping) -> Table:
+    group_of: dict[str, list[str]] = {}
+    for group, keys in extras.get("pairs_by_group", {}).items():
+        for key in keys:
+            group_of.setdefault(key, []).append(group)
+    rows = tuple(
+        Row(
+            _cells(
+                pair,
+                PAIRS,
+                pair=Cell(" · ".join(key.split("|", 1))),
+                groups=Cell(", ".join(group_of.get(key, []))),
+            ),
+            name=key,
+            text=key,
+        )
+        for key, pair in _pairs(report)
+    )
+    empty = "No pair of annotators shares a group."
+    return Table("pairs", "Pairs", "pair", PAIRS, rows, empty=empty)
+
+
+BETWEEN = (Column("groups", "Groups", "text"), COMMON, KAPPA, CI, AGREEMENT, PABAK, MACRO)
+
+
+def between_table(between: Mapping) -> Table:
+    n = between.get("n_cards", 0)
+    rows = tuple(
+        Row(_cells(pair, BETWEEN, groups=Cell(" · ".join(key.split("|", 1)))), name=key, text=key)
+        for key, pair in between.get("pairs", {}).items()
+    )
+    intro = (
+        f"The groups' consensus labels compared on the {n} card{'' if n == 1 else 's'} "
+        "several groups decided (each group in an annotator's place)."
+    )
+    totals = {"n_cards": Cell(n)} if rows else {}
+    return Table(
+        "between-groups",
+        "Between groups",
+        "between_groups",
+        BETWEEN,
+        rows,
+        totals=totals,
+        intro=intro,
+    )
+
+
+def _type_rows(section: Mapping, columns, codes, names, present: str, name: str = "") -> tuple:
+    return tuple(
+        Row(
+            tuple(
+                Cell(names.get(code, code))
+                if c.kind == "text"
+                else label_cell(section, c.name, code)
+                for c in columns
+            ),
+            name=name,
+            label=code,
+            text=code,
+        )
+        for code in codes
+        if code in (section.get(present) or {})
+    )
+
+
+PAIR_TYPES = (
+    Column("type", "Type", "text"),
+    Column("per_label_kappa", "Cohen's κ", tex="Cohen's $\\kappa$"),
+    Column("per_label_pabak", "PABAK"),
+    Column("per_label_ac1", "Gwet's AC1"),
+)
+
+
+def pair_types_table(key: str, pair: Mapping, codes, names) -> Table:
+    a, b = key.split("|", 1)
+    title = f"Per type: {a} · {b} (κ, PABAK, AC1)"
+    rows = _type_rows(pair, PAIR_TYPES, codes, names, "per_label_kappa", name=key)
+    return Table(
+        "pair-per-type",
+        title,
+        "pair",
+        PAIR_TYPES,
+        rows,
+        outputs=DETAILS,
+        heading=False,
+        summary=title,
+    )
+
+
+PER_TYPE = (
+    Column("type", "Type", "text"),
+    Column("prevalence", "Prevalence (consensus)", text="prevalence {}"),
+    Column("krippendorff_alpha_nominal_per_label", "Krippendorff's α (nominal)", text="alpha {}"),
+    Column("fleiss_kappa_per_label", "Fleiss' κ", optional=True, text="Fleiss {}"),
+    Column("pair_kappa_mean", "Mean of the pairs' κ", text="mean pair kappa {}"),
+    Column("pair_kappa_min", "Lowest pair κ", text="lowest {}"),
+    Column("pair_kappa_max", "Highest pair κ", text="highest {}"),
+    Column(
+        "n_pairs_defined", "Pairs with a defined κ", COUNT, n="n_pairs", text="defined for {} pairs"
+    ),
+)
+
+
+def pair_kappa_summary(report: Mapping, code: str) -> dict[str, Cell]:
+    """Per type over the pairs: the mean of their defined kappas, the lowest, the highest,
+    and how many pairs have one."""
+    pairs = [p for p in report.get("pairs", {}).values() if "per_label_kappa" in p]
+    defined = [v for p in pairs if (v := p["per_label_kappa"].get(code)) is not None]
+    if not defined:
+        reasons = {(p.get("per_label_kappa_reason") or {}).get(code, "") for p in pairs} - {""}
+        why = "; ".join(sorted(reasons)) or "undefined: no pair"
+        none = Cell(None, why)
+        return {"pair_kappa_mean": none, "pair_kappa_min": none, "pair_kappa_max": none,
+                "n_pairs_defined": Cell(0)}  # fmt: skip
+    return {
+        "pair_kappa_mean": Cell(sum(defined) / len(defined)),
+        "pair_kappa_min": Cell(min(defined)),
+        "pair_kappa_max": Cell(max(defined)),
+        "n_pairs_defined": Cell(len(defined)),
+    }
+
+
+def per_type_table(report: Mapping, codes: Sequence[str], names: Mapping[str, str]) -> Table:
+    rows = []
+    for code in codes:
+        given = {"type": Cell(names.get(code, code)), **pair_kappa_summary(report, code)}
+        cells = tuple(
+            given[c.name] if c.name in given else label_cell(report, c.name, code) for c in PER_TYPE
+        )
+        rows.append(Row(cells, label=code, text=code))
+    intro = (
+        "Bars: mean over the pairs of each type's Cohen's kappa (present/absent); whiskers: "
+        'lowest to highest pair. "—": undefined for every pair (hover for why).'
+    )
+    totals = {"n_pairs": Cell(len(report.get("pairs", {})))}
+    return Table(
+        "per-type",
+        "Per-type kappa",
+        "axis",
+        PER_TYPE,
+        tuple(rows),
+        totals=totals,
+        intro=intro,
+        summary="Per type: the numbers",
+    )
+
+
+VERSUS = (
+    Column("annotator", "Annotator", "text"),
+    Column("n_cards", "Cards", COUNT, text="{} cards"),
+    Column("accuracy", "Exact set", text="exact set {}"),
+    KAPPA,
+    Column("macro_f1", "Mean F1 over types", text="mean F1 over types {}"),
+)
+
+
+def macro_f1(r: Mapping) -> Cell:
+    f1 = [v for v in (r.get("f1") or {}).values() if v is not None]
+    if not f1:
+        return Cell(None, "undefined: no type has a defined F1")
+    return Cell(sum(f1) / len(f1))
+
+
+def versus_table(versus: Mapping) -> Table:
+    rows = tuple(
+        Row(_cells(r, VERSUS, annotator=Cell(who), macro_f1=macro_f1(r)), name=who, text=who)
+        for who, r in versus.items()
+    )
+    note = (
+        "The consensus is the truth here. Import an LLM judge's labels with "
+        "`import_annotations SLUG FILE --judge --create-members`: a judge is compared with "
+        "the gold labels here but never votes in the rounds."
+    )
+    return Table(
+        "versus",
+        "Each annotator against the consensus",
+        "versus",
+        VERSUS,
+        rows,
+        outputs=EVERYWHERE,
+        note=note,
+    )
+
+
+VERSUS_TYPES = (
+    Column("type", "Type", "text"),
+    Column("precision", "Precision"),
+    Column("recall", "Recall"),
+    Column("f1", "F1"),
+    Column("per_label_kappa", "κ", tex="$\\kappa$"),
+)
+
+
+def versus_types_table(who: str, r: Mapping, codes, names) -> Table:
+    title = f"{who}: precision, recall, F1 and κ per type"
+    rows = _type_rows(r, VERSUS_TYPES, codes, names, "f1", name=who)
+    return Table(
+        "versus-per-type",
+        title,
+        "versus",
+        VERSUS_TYPES,
+        rows,
+        outputs=DETAILS,
+        heading=False,
+        summary=title,
+    )
+
+
+TAXONOMY = (
+    Column("category", "Category", "text", repeat=False),
+    Column("type", "Type", "text"),
+    Column("count", "Consensus cards", COUNT, text="{} consensus cards"),
+    Column("share_of_cards", "Share of consensus cards", "share", n="n_cards", text="{} of cards"),
+    Column("share", "Share of label instances", "share", n="n_instances", text="{} of instances"),
+)
+NOT_COUNTED = Cell(None, "not counted")
+
+
+def _taxonomy_row(category: str, code: str, type_name: str, row: Mapping, **kw) -> Row:
+    def share(key: str) -> Cell:
+        return value_of(row, key) if key in row else NOT_COUNTED
+
+    cells = (Cell(category), Cell(type_name), Cell(int(row.get("count", 0))))
+    cells += (share("share_of_cards"), share("share"))
+    return Row(cells, label=code, **kw)
+
+
+def taxonomy_table(extras: Mapping, entries: Sequence[TaxonomyEntry]) -> Table:
+    """The study's taxonomy table in the taxonomy's order; a code the taxonomy no longer
+    has (an older version's) comes last under its code. A result computed before the empty
+    set was counted has no "no smell" row (rather than a wrong 0)."""
+    counted = extras.get("taxonomy_table", {})
+    by_code = {row["code"]: row for row in counted.get("rows", [])}
+    known = {e.code for e in entries}
+    ordered = list(entries) + [
+        TaxonomyEntry(code, code, NULL_MD) for code in by_code if code not in known
+    ]
+    rows = [
+        _taxonomy_row(e.category, e.code, e.name, by_code.get(e.code, {"count": 0}),
+                      name=e.category, text=e.code)
+        for e in ordered
+    ]  # fmt: skip
+    if counted.get("no_smell") is not None:
+        no_smell = counted["no_smell"]
+        rows.append(
+            _taxonomy_row(
+                "", "", NO_SMELL, no_smell, name="no smell", text="no smell", css="no-smell"
+            )
+        )
+    totals = {k: value_of(counted, k) for k in ("n_cards", "n_instances") if k in counted}
+    note = (
+        "Consensus cards: the cards whose consensus carries the type (a card may carry "
+        "several). Share of consensus cards: over the {n_cards} cards with a consensus, "
+        '"no smell" included, so the types\' shares may add up to more than 100%. Share of '
+        "label instances: over the {n_instances} types given in all consensus sets, as the "
+        'study\'s paper reports it; "no smell" is no label instance.'
+    ).format(
+        n_cards=fmt(counted.get("n_cards"), ""), n_instances=fmt(counted.get("n_instances"), "")
+    )
+    return Table(
+        "taxonomy-table",
+        "Taxonomy",
+        "taxonomy",
+        TAXONOMY,
+        tuple(rows),
+        outputs=EVERYWHERE,
+        totals=totals,
+        note=note,
+    )
