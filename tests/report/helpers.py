@@ -95,6 +95,11 @@ def make_report_job(study: Study, n_boot: int = 200, round: int = 1) -> Job:
         pass
     else:
         result["data_stamp"] = data_stamp(study)
+    return done_job(study, result)
+
+
+def done_job(study: Study, result: dict) -> Job:
+    """A finished agreement job holding `result`."""
     return Job.objects.create(
         study=study,
         kind=JobKind.AGREEMENT,

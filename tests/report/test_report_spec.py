@@ -11,15 +11,13 @@ import re
 
 import pytest
 from django.urls import reverse
-from django.utils import timezone
 
 from annotation.agreement.data import compute_study_report
 from annotation.agreement.render import to_latex, to_markdown
 from annotation.agreement.spec import CSV, MD, PAGE, TaxonomyEntry, show, taxonomy_entries
 from annotation.agreement.tables import report_spec
-from annotation.models import Job, JobKind, JobStatus
 
-from .helpers import labelled_study, make_report_job
+from .helpers import done_job, labelled_study, make_report_job
 
 
 @pytest.fixture
@@ -27,14 +25,7 @@ def job(study, lead):
     """A done job with everything the job computes: the extras, each annotator against the
     consensus and between groups."""
     labelled_study(study)
-    result = compute_study_report(study, n_boot=50)
-    return Job.objects.create(
-        study=study,
-        kind=JobKind.AGREEMENT,
-        status=JobStatus.DONE,
-        result=result,
-        finished_at=timezone.now(),
-    )
+    return done_job(study, compute_study_report(study, n_boot=50))
 
 
 def _get(client, user, study, fmt_=None) -> str:
