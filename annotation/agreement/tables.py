@@ -260,15 +260,13 @@ def pair_types_table(key: str, pair: Mapping, codes, names) -> Table:
     a, b = key.split("|", 1)
     title = f"Per type: {a} · {b} (κ, PABAK, AC1)"
     rows = _type_rows(pair, PAIR_TYPES, codes, names, "per_label_kappa", name=key)
+    return _folded("pair-per-type", title, "pair", PAIR_TYPES, rows)
+
+
+def _folded(table_id: str, title: str, scope: str, columns, rows) -> Table:
+    """A per-type detail table: folded under its title on the page, in every download."""
     return Table(
-        "pair-per-type",
-        title,
-        "pair",
-        PAIR_TYPES,
-        rows,
-        outputs=DETAILS,
-        heading=False,
-        summary=title,
+        table_id, title, scope, columns, rows, outputs=DETAILS, heading=False, summary=title
     )
 
 
@@ -379,16 +377,7 @@ VERSUS_TYPES = (
 def versus_types_table(who: str, r: Mapping, codes, names) -> Table:
     title = f"{who}: precision, recall, F1 and κ per type"
     rows = _type_rows(r, VERSUS_TYPES, codes, names, "f1", name=who)
-    return Table(
-        "versus-per-type",
-        title,
-        "versus",
-        VERSUS_TYPES,
-        rows,
-        outputs=DETAILS,
-        heading=False,
-        summary=title,
-    )
+    return _folded("versus-per-type", title, "versus", VERSUS_TYPES, rows)
 
 
 TAXONOMY = (
