@@ -243,7 +243,7 @@ def export_filename(study_slug: str, raw: bool, fmt: str) -> str:
 def run_export(self, job_id: int) -> None:
     """params: format (csv|jsonl|parquet), raw (bool), round, with_text (bool) -> the file
     MEDIA_ROOT/exports/<job id>/<study>-gold.<format> (or -raw), its path relative to
-    MEDIA_ROOT in job.result_file. exports.py writes a temporary *.part file and renames it
+    MEDIA_ROOT in job.result_file. The export writes a temporary *.part file and renames it
     when complete, so a killed worker never leaves a file that looks finished. The file is
     made blind for whoever started the job (job.created_by; result blind_for, blind_for_id):
     if they annotate, their fellow annotators' labels on open cards stay out of it."""

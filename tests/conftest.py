@@ -8,7 +8,7 @@ import pytest
 
 from annotation.models import Kind, Role
 
-from .factories import make_conversation, make_group, make_study, make_user  # noqa: F401 (moving)
+from .factories import make_study, make_user
 
 
 def pytest_collection_modifyitems(config, items):

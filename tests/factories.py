@@ -13,6 +13,8 @@ from annotation.models import Annotation, Conversation, Group, Kind, Role, Study
 from taxonomy.models import Taxonomy
 
 PASSWORD = "pw-" + "secret"
+# three types of the default preset (interaction-smells)
+AMBIGUOUS, INCOMPLETE, ROLLBACK = "ambiguous_instruction", "incomplete_instruction", "code_rollback"
 # the header htmx sends: a view answers it with a partial
 HTMX = {"HTTP_HX_REQUEST": "true"}
 

@@ -18,35 +18,22 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation import exports
-from annotation.models import Annotation, Job, Kind, Role
-from tests.conftest import make_conversation, make_group, make_user
+from annotation.models import Job, Kind, Role
+from tests.factories import label, make_conversation, make_group, make_user
 
 pytestmark = pytest.mark.django_db
 
 AMBIGUOUS, INCOMPLETE, ROLLBACK = "ambiguous_instruction", "incomplete_instruction", "code_rollback"
 
 
-def submit(turn, user, *codes, round=1):
-    by_code = turn.conversation.study.taxonomy_version.types_by_code()
-    Annotation.submit(
-        turn=turn,
-        group=turn.conversation.groups.get(),
-        annotator=user,
-        round=round,
-        types=[by_code[c] for c in codes],
-    )
-
-
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-@pytest.fixture
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.MEDIA_ROOT.mkdir()
+@pytest.fixture(autouse=True)
+def eager(settings):
+    """The export jobs run in the request (the media fixture is conftest.py's)."""
     settings.CELERY_TASK_ALWAYS_EAGER = True
-    return settings.MEDIA_ROOT
 
 
 @pytest.fixture
@@ -60,12 +47,12 @@ def experts(study, lead, alice, bob):
     students = make_group(study, "students", [bob, carol])
     t1, t2, t3 = make_conversation(study, "c1", n_turns=3, group=group).turns.all()
     (u1,) = make_conversation(study, "c2", n_turns=1, group=students).turns.all()
-    submit(t1, lead, ROLLBACK)
-    submit(t1, alice, ROLLBACK)
-    submit(t2, alice, AMBIGUOUS)
-    submit(t2, alice, AMBIGUOUS, INCOMPLETE)  # a revision: the raw export has both rows
-    submit(t3, lead, INCOMPLETE)
-    submit(u1, bob, ROLLBACK)
+    label(t1, lead, ROLLBACK)
+    label(t1, alice, ROLLBACK)
+    label(t2, alice, AMBIGUOUS)
+    label(t2, alice, AMBIGUOUS, INCOMPLETE)  # a revision: the raw export has both rows
+    label(t3, lead, INCOMPLETE)
+    label(u1, bob, ROLLBACK)
     return {"t": [t1, t2, t3], "u": [u1], "carol": carol}
 
 
@@ -148,7 +135,7 @@ def test_a_lead_who_annotates_downloads_no_label_of_their_partner_before_they_su
     group = make_group(study, "experts", [lead, alice], kind=Kind.EXPERT)
     turns = list(make_conversation(study, "c1", n_turns=3, group=group).turns.all())
     for turn in turns:
-        submit(turn, alice, ROLLBACK)  # the lead has labelled none of them yet
+        label(turn, alice, ROLLBACK)  # the lead has labelled none of them yet
 
     job, response = start_and_download(
         client, lead, study, fmt, django_capture=django_capture_on_commit_callbacks
@@ -166,7 +153,7 @@ def test_a_lead_who_does_not_annotate_downloads_every_label(
     group = make_group(study, "students", [alice, bob])
     turns = list(make_conversation(study, "c1", n_turns=3, group=group).turns.all())
     for turn in turns:
-        submit(turn, alice, ROLLBACK)
+        label(turn, alice, ROLLBACK)
 
     job, response = start_and_download(
         client, lead, study, "csv", django_capture=django_capture_on_commit_callbacks
@@ -182,7 +169,7 @@ def test_a_lead_who_annotates_cannot_download_a_file_made_for_someone_else(
 ):
     group = make_group(study, "experts", [lead, alice], kind=Kind.EXPERT)
     (turn,) = make_conversation(study, "c1", n_turns=1, group=group).turns.all()
-    submit(turn, alice, ROLLBACK)
+    label(turn, alice, ROLLBACK)
     other = make_user("olga")  # a lead who does not annotate
     study.add_member(other, Role.LEAD, Kind.EXPERT)
     job, response = start_and_download(

@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 from django.core.management import call_command
 
-from annotation.models import Annotation, CardState
-from tests.conftest import make_conversation, make_group, make_user
+from annotation.models import CardState
+from tests.factories import label, make_conversation, make_group, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -37,35 +37,23 @@ def read_csv(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
-def submit(turn, user, *codes, round=1, confidence=None):
-    by_code = turn.conversation.study.taxonomy_version.types_by_code()
-    Annotation.submit(
-        turn=turn,
-        group=turn.conversation.groups.get(),
-        annotator=user,
-        round=round,
-        types=[by_code[c] for c in codes],
-        confidence=confidence,
-    )
-
-
 @pytest.fixture
 def decided(study, alice, bob):
     """c1#1 escalated, decided by the moderator with a rationale; c1#2 unanimous; c1#3 open
     (alice only): no consensus, so from_round is null there."""
     group = make_group(study, "g1", [alice, bob], moderator=make_user("mod"))
     turn1, turn2, turn3 = make_conversation(study, "c1", n_turns=3, group=group).turns.all()
-    submit(turn1, alice, ROLLBACK, confidence=4)
-    submit(turn1, bob)
-    submit(turn1, alice, ROLLBACK, AMBIGUOUS, round=2)
-    submit(turn1, bob, INCOMPLETE, round=2)
+    label(turn1, alice, ROLLBACK, confidence=4)
+    label(turn1, bob)
+    label(turn1, alice, ROLLBACK, AMBIGUOUS, round=2)
+    label(turn1, bob, INCOMPLETE, round=2)
     by_code = study.taxonomy_version.types_by_code()
     CardState.decide(
         turn1, group, group.moderator, [by_code[AMBIGUOUS]], 'the "fix" reverts turn 2, see line 3'
     )
-    submit(turn2, alice)
-    submit(turn2, bob)
-    submit(turn3, alice, INCOMPLETE)
+    label(turn2, alice)
+    label(turn2, bob)
+    label(turn3, alice, INCOMPLETE)
     turn3.user_text = 'write a parser,\nwith a comma and a "quote"'
     turn3.reply_text = "```python\ndef parse(s):\n    return s.split(',')\n```"
     turn3.save()

@@ -4,7 +4,7 @@ labels, in JSONL, CSV and Parquet; streamed in chunks; never a partial file."""
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from io import StringIO
 from pathlib import Path
 
@@ -15,8 +15,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation import exports
-from annotation.models import Annotation, CardState, Source
-from tests.conftest import make_conversation, make_group, make_study, make_user
+from annotation.models import Annotation, CardState, Consensus, Conversation, Source
+from tests.factories import label, make_conversation, make_group, make_study, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -41,16 +41,6 @@ def read_jsonl(path: Path) -> list[dict]:
 def types(study, *codes):
     by_code = study.taxonomy_version.types_by_code()
     return [by_code[c] for c in codes]
-
-
-def submit(turn, user, *codes, round=1):
-    Annotation.submit(
-        turn=turn,
-        group=turn.conversation.groups.get(),
-        annotator=user,
-        round=round,
-        types=types(turn.conversation.study, *codes),
-    )
 
 
 @pytest.fixture
@@ -126,7 +116,7 @@ def test_it_marks_unanimous_exactly_where_round_1_sets_are_identical(tmp_path, t
 def test_it_tells_no_record_from_no_smell(tmp_path, study, alice, bob):
     group = make_group(study, "g1", [alice, bob])
     turn1, turn2 = make_conversation(study, "c1", n_turns=2, group=group).turns.all()
-    submit(turn1, alice)  # "no smell"; bob has not labelled yet
+    label(turn1, alice)  # "no smell"; bob has not labelled yet
 
     export("s1", tmp_path / "gold.jsonl", "jsonl")
 
@@ -143,14 +133,14 @@ def decided(study, alice, bob):
     labelled by alice only."""
     group = make_group(study, "g1", [alice, bob], moderator=make_user("mod"))
     turn1, turn2, turn3 = make_conversation(study, "c1", n_turns=3, group=group).turns.all()
-    submit(turn1, alice, ROLLBACK)
-    submit(turn1, bob)
-    submit(turn1, alice, ROLLBACK, AMBIGUOUS, round=2)
-    submit(turn1, bob, INCOMPLETE, round=2)
+    label(turn1, alice, ROLLBACK)
+    label(turn1, bob)
+    label(turn1, alice, ROLLBACK, AMBIGUOUS, round=2)
+    label(turn1, bob, INCOMPLETE, round=2)
     CardState.decide(turn1, group, group.moderator, types(study, AMBIGUOUS, ROLLBACK), "why")
-    submit(turn2, alice)
-    submit(turn2, bob)
-    submit(turn3, alice, INCOMPLETE, AMBIGUOUS)
+    label(turn2, alice)
+    label(turn2, bob)
+    label(turn3, alice, INCOMPLETE, AMBIGUOUS)
     return group
 
 
@@ -217,8 +207,8 @@ def test_it_writes_parquet_in_one_row_group_per_chunk(tmp_path, decided):
 def test_it_exports_every_revision_with_raw(tmp_path, study, alice, bob):
     group = make_group(study, "g1", [alice, bob])
     turn = make_conversation(study, "c1", n_turns=1, group=group).turns.get()
-    submit(turn, alice, ROLLBACK)
-    submit(turn, alice)  # revised before bob labelled: the first stays as history
+    label(turn, alice, ROLLBACK)
+    label(turn, alice)  # revised before bob labelled: the first stays as history
 
     out = export("s1", tmp_path / "raw.jsonl", "jsonl", "--raw")
 
@@ -245,20 +235,21 @@ def test_it_leaves_no_partial_file_when_the_export_fails(tmp_path, decided, monk
     target = tmp_path / "out" / "gold.jsonl"
     target.parent.mkdir()
     target.write_text("the previous export\n")
-    real_row, calls = exports._consensus_columns, []
+    # called once a chunk of cards: chunk_size=2 makes the 3 cards two chunks
+    real_chunk, calls = exports.gold._consensus_columns, []
 
-    def failing_row(*args):
+    def failing_chunk(*args):
         calls.append(1)
-        if len(calls) == 3:
+        if len(calls) == 2:
             raise RuntimeError("database went away")
-        return real_row(*args)
+        return real_chunk(*args)
 
-    monkeypatch.setattr(exports, "_consensus_columns", failing_row)
+    monkeypatch.setattr(exports.gold, "_consensus_columns", failing_chunk)
 
     with pytest.raises(RuntimeError, match="went away"):
         exports.write_gold(decided.study, target, "jsonl", chunk_size=2)
 
-    assert len(calls) == 3  # it failed mid-way, after rows were written
+    assert len(calls) == 2  # it failed mid-way, after the first chunk's rows were written
     assert target.read_text() == "the previous export\n"
     assert [p.name for p in target.parent.iterdir()] == ["gold.jsonl"]
     target.unlink()
@@ -275,8 +266,8 @@ def test_it_reads_a_constant_number_of_queries_per_chunk(study, alice, bob):
     for c in range(3):
         turns += make_conversation(study, f"c{c}", n_turns=6, group=group).turns.all()
     for i, turn in enumerate(turns):
-        submit(turn, alice, ROLLBACK, AMBIGUOUS)
-        submit(turn, bob, *([ROLLBACK, AMBIGUOUS] if i % 2 else [INCOMPLETE]))
+        label(turn, alice, ROLLBACK, AMBIGUOUS)
+        label(turn, bob, *([ROLLBACK, AMBIGUOUS] if i % 2 else [INCOMPLETE]))
 
     def queries(chunk_size: int) -> int:
         with CaptureQueriesContext(connection) as ctx:
@@ -312,3 +303,72 @@ def test_it_exports_only_the_given_study(tmp_path, study, alice, bob):
     export("s1", tmp_path / "gold.jsonl", "jsonl")
 
     assert [r["conversation"] for r in read_jsonl(tmp_path / "gold.jsonl")] == ["c1"]
+
+
+def test_it_gives_the_same_rows_whatever_the_chunks(study, alice, bob, charlie):
+    # two groups sharing c2 (a card in each), a removed annotator's labels, a decision, an
+    # unassigned conversation between assigned ones: chunks cut anywhere, rows the same
+    dave, erin = make_user("dave"), make_user("erin")
+    g1 = make_group(study, "g1", [alice, bob, erin], moderator=make_user("mod"))
+    g2 = make_group(study, "g2", [charlie, dave])
+    c1 = make_conversation(study, "c1", n_turns=3, group=g1)
+    make_conversation(study, "lost", n_turns=3)
+    c2 = make_conversation(study, "c2", n_turns=2, group=g1)
+    Conversation.objects.filter(pk=c2.pk).assign(g2)
+    for turn in [*c1.turns.all(), *c2.turns.all()]:
+        # erin disagrees on c1 (disputed), all agree on c2 (unanimous in g1)
+        theirs = {erin: [INCOMPLETE if turn.conversation == c1 else ROLLBACK]}
+        for user in (erin, alice, bob):
+            codes = theirs.get(user, [ROLLBACK])
+            Annotation.submit(turn=turn, group=g1, annotator=user, types=types(study, *codes))
+    g1.annotators.remove(erin)
+    for turn in c2.turns.all():
+        for user in (charlie, dave):
+            Annotation.submit(turn=turn, group=g2, annotator=user, types=types(study, ROLLBACK))
+    disputed = c1.turns.get(index=2)
+    CardState.decide(disputed, g1, g1.moderator, types(study, AMBIGUOUS), "why")
+
+    whole = list(exports.gold_rows(study, chunk_size=100, with_text=True))
+
+    assert [(r["conversation"], r["turn"], r["group"]) for r in whole] == [
+        ("c1", 1, "g1"), ("c1", 2, "g1"), ("c1", 3, "g1"),
+        ("c2", 1, "g1"), ("c2", 1, "g2"), ("c2", 2, "g1"), ("c2", 2, "g2"),
+    ]  # fmt: skip
+    assert whole[1]["consensus"] == [AMBIGUOUS] and whole[1]["rationale"] == "why"
+    assert (whole[4]["labels_charlie"], whole[4]["labels_alice"]) == ([ROLLBACK], None)
+    assert whole[4]["study_gold_method"] == "groups_agree"  # c2#1: both groups ROLLBACK
+    assert whole[0]["labels_erin"] == [INCOMPLETE]
+    for chunk_size in (1, 2, 3, 4):
+        assert list(exports.gold_rows(study, chunk_size=chunk_size, with_text=True)) == whole
+
+
+def test_it_writes_times_as_isoformat_does(tmp_path, decided):
+    moments = [
+        datetime(2025, 3, 4, 5, 6, 7, tzinfo=UTC),  # no microseconds: none written
+        datetime(2025, 3, 4, 5, 6, 7, 500000, tzinfo=UTC),
+        datetime(2025, 3, 4, 5, 6, 7, 123456, tzinfo=UTC),
+    ]
+    for consensus, moment in zip(Consensus.objects.order_by("pk"), moments, strict=False):
+        Consensus.objects.filter(pk=consensus.pk).update(decided_at=moment)
+
+    for fmt in ("jsonl", "parquet"):
+        exports.write_gold(decided.study, tmp_path / f"gold.{fmt}", fmt)
+    rows = read_jsonl(tmp_path / "gold.jsonl")
+    written = [r["decided_at"] for r in rows if r["decided_at"] is not None]
+    assert written == [m.isoformat() for m in moments[:2]]
+    assert written == ["2025-03-04T05:06:07+00:00", "2025-03-04T05:06:07.500000+00:00"]
+    frame = pd.read_parquet(tmp_path / "gold.parquet")
+    assert frame["decided_at"].dropna().tolist() == written
+
+
+def test_it_orders_the_label_columns_as_python_sorts_the_names(study):
+    # a database collation would put "alice" before "Zoe" and ignore the underscore
+    people = [make_user(name) for name in ("alice", "Zoe", "bob_2", "bob2")]
+    group = make_group(study, "g1", people)
+    make_conversation(study, "c1", n_turns=1, group=group)
+
+    columns = exports.gold_columns(study)
+
+    names = ["Zoe", "alice", "bob2", "bob_2"]
+    assert columns[len(exports.GOLD_COLUMNS) :] == [f"labels_{n}" for n in names]
+    assert list(next(exports.gold_rows(study))) == columns

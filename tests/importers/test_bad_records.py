@@ -15,7 +15,7 @@ from annotation.importers.annotations import read_label_lines
 from annotation.importers.base import BuiltConversation, BuiltTurn
 from annotation.importers.readers import MAX_DEPTH, read_json_array
 from annotation.models import Conversation, Turn
-from tests.conftest import make_study
+from tests.factories import make_study
 
 TOO_DEEP = f"the record is nested deeper than {MAX_DEPTH} levels"
 

@@ -6,7 +6,7 @@ import json
 
 from annotation.importers import import_files
 from annotation.models import Conversation, Turn
-from tests.conftest import make_conversation, make_study
+from tests.factories import make_conversation, make_study
 
 
 def conv(cid: str, *texts: str, **extra) -> dict:

@@ -13,7 +13,7 @@ from annotation.importers import ImportReport, import_files
 from annotation.importers import writer as writer_module
 from annotation.importers.readers import CHUNK_SIZE, NUL, read_json_array, read_jsonl
 from annotation.models import Conversation, Turn
-from tests.conftest import make_study
+from tests.factories import make_study
 
 
 def record(i: int) -> dict:

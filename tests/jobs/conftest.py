@@ -5,21 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.models import Annotation
-from tests.factories import make_conversation, make_group, make_user
-
-AMBIGUOUS, INCOMPLETE, ROLLBACK = "ambiguous_instruction", "incomplete_instruction", "code_rollback"
-
-
-def submit(turn, user, *codes, round=1):
-    by_code = turn.conversation.study.taxonomy_version.types_by_code()
-    return Annotation.submit(
-        turn=turn,
-        group=turn.conversation.groups.get(),
-        annotator=user,
-        round=round,
-        types=[by_code[c] for c in codes],
-    )
+from tests.factories import (
+    AMBIGUOUS,
+    INCOMPLETE,
+    ROLLBACK,
+    label,
+    make_conversation,
+    make_group,
+    make_user,
+)
 
 
 @pytest.fixture
@@ -39,17 +33,17 @@ def labelled(study, alice, bob, charlie):
     c2 = make_conversation(study, "c2", n_turns=2, group=g2)
     t1, t2, t3, t4 = c1.turns.all()
     u1, u2 = c2.turns.all()
-    submit(t1, alice, AMBIGUOUS, ROLLBACK)
-    submit(t1, bob, ROLLBACK, AMBIGUOUS)
-    submit(t2, alice, AMBIGUOUS)
-    submit(t2, bob, INCOMPLETE)
-    submit(t3, alice)
-    submit(t3, bob)
-    submit(t4, alice, ROLLBACK)
-    submit(u1, charlie)
-    submit(u1, dave, INCOMPLETE)
-    submit(u2, charlie, INCOMPLETE)
-    submit(t2, alice, INCOMPLETE, round=2)
-    submit(t2, bob, INCOMPLETE, round=2)
-    submit(u1, charlie, INCOMPLETE, round=2)
+    label(t1, alice, AMBIGUOUS, ROLLBACK)
+    label(t1, bob, ROLLBACK, AMBIGUOUS)
+    label(t2, alice, AMBIGUOUS)
+    label(t2, bob, INCOMPLETE)
+    label(t3, alice)
+    label(t3, bob)
+    label(t4, alice, ROLLBACK)
+    label(u1, charlie)
+    label(u1, dave, INCOMPLETE)
+    label(u2, charlie, INCOMPLETE)
+    label(t2, alice, INCOMPLETE, round=2)
+    label(t2, bob, INCOMPLETE, round=2)
+    label(u1, charlie, INCOMPLETE, round=2)
     return {"t": [t1, t2, t3, t4], "u": [u1, u2], "dave": dave, "groups": (g1, g2)}

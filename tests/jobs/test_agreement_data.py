@@ -13,9 +13,16 @@ from annotation.agreement.data import compute_study_report, data_stamp, load_rec
 from annotation.agreement.extras import build_extras
 from annotation.agreement.stats import agreement_report, versus_reference
 from annotation.models import Annotation, CardState, Comment, Consensus, Conversation, StudyGold
-from tests.factories import make_conversation, make_group, make_study, make_user
-
-from .conftest import AMBIGUOUS, INCOMPLETE, ROLLBACK, submit
+from tests.factories import (
+    AMBIGUOUS,
+    INCOMPLETE,
+    ROLLBACK,
+    label,
+    make_conversation,
+    make_group,
+    make_study,
+    make_user,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -78,7 +85,7 @@ def test_it_loads_only_the_round_asked_for(study, labelled):
 
 def test_it_takes_a_revised_label_not_the_one_it_replaced(study, labelled, alice):
     t4 = labelled["t"][3]
-    submit(t4, alice, AMBIGUOUS, INCOMPLETE)  # t4 is still open: bob has not labelled it
+    label(t4, alice, AMBIGUOUS, INCOMPLETE)  # t4 is still open: bob has not labelled it
     records, _, _ = load_records(study)["smell"]
     mine = records[(records.card == t4.pk) & (records.annotator == "alice")]
     assert list(mine.labels) == [frozenset({AMBIGUOUS, INCOMPLETE})]
@@ -88,7 +95,7 @@ def test_it_leaves_out_other_studies(study, labelled, alice, bob):
     other = make_study("other")
     g = make_group(other, "g", [alice, bob])
     c = make_conversation(other, "x", n_turns=1, group=g)
-    submit(c.turns.get(), alice, ROLLBACK)
+    label(c.turns.get(), alice, ROLLBACK)
     records, _, _ = load_records(study)["smell"]
     assert len(records) == 10
     assert as_set(load_records(other)["smell"][0]) == {
@@ -100,8 +107,8 @@ def test_it_gives_every_axis_its_own_label_sets(alice, bob):
     study = make_study("multi", taxonomy="agent-misalignment")
     g = make_group(study, "g", [alice, bob])
     turn = make_conversation(study, "c", n_turns=1, group=g).turns.get()
-    submit(turn, alice, "scope_overreach", "developer_pushback")
-    submit(turn, bob, "scope_overreach")
+    label(turn, alice, "scope_overreach", "developer_pushback")
+    label(turn, bob, "scope_overreach")
     data = load_records(study)
     assert set(data) == {"symptom", "cause", "outcome", "resolution"}
     labels = {
@@ -120,8 +127,8 @@ def test_it_costs_the_same_queries_for_a_bigger_study(study, labelled, alice, bo
     g1 = labelled["groups"][0]
     for i in range(5):
         for turn in make_conversation(study, f"more-{i}", n_turns=3, group=g1).turns.all():
-            submit(turn, alice, ROLLBACK)
-            submit(turn, bob, AMBIGUOUS)
+            label(turn, alice, ROLLBACK)
+            label(turn, bob, AMBIGUOUS)
     with CaptureQueriesContext(connection) as big:
         records, _, _ = load_records(study)["smell"]
     assert len(records) == 10 + 30
@@ -151,11 +158,11 @@ def test_the_stamp_changes_with_labels_and_consensus_and_nothing_else(study, lab
     make_conversation(study, "new", n_turns=2, group=labelled["groups"][0])
     assert data_stamp(study) == before
 
-    submit(t[3], alice, AMBIGUOUS)  # a revision of alice's open round-1 label
+    label(t[3], alice, AMBIGUOUS)  # a revision of alice's open round-1 label
     after_revision = data_stamp(study)
     assert after_revision != before
 
-    submit(t[3], alice, AMBIGUOUS)  # identical: no new revision, nothing changes
+    label(t[3], alice, AMBIGUOUS)  # identical: no new revision, nothing changes
     assert data_stamp(study) == after_revision
 
     CardState.objects.get(turn=t[0]).reopen()  # the consensus is no longer current

@@ -10,9 +10,7 @@ from django.urls import reverse
 from annotation.agreement.data import compute_study_report
 from annotation.models import Job, JobKind, JobStatus, Role
 from annotation.tasks import run_agreement
-from tests.factories import make_conversation, make_study, make_user
-
-from .conftest import AMBIGUOUS, submit
+from tests.factories import AMBIGUOUS, label, make_conversation, make_study, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -61,7 +59,7 @@ def test_the_panel_shows_the_result_and_says_when_it_is_stale(
     assert "6 cards, 4 annotators" in partial and "stale" not in partial
     assert "hx-trigger" not in partial  # asked once, not polled
 
-    submit(labelled["t"][3], alice, AMBIGUOUS)  # a label revised after the job ran
+    label(labelled["t"][3], alice, AMBIGUOUS)  # a label revised after the job ran
     partial = client.get(detail, HTTP_HX_REQUEST="true").content.decode()
     assert "stale: annotations changed since" in partial
 
@@ -175,8 +173,8 @@ def test_the_study_page_costs_the_same_queries_as_jobs_and_labels_pile_up(
         client.get(url)
     for i in range(5):
         for turn in make_conversation(study, f"m{i}", 2, group=labelled["groups"][0]).turns.all():
-            submit(turn, alice, AMBIGUOUS)
-            submit(turn, bob)
+            label(turn, alice, AMBIGUOUS)
+            label(turn, bob)
         Job.objects.create(study=study, kind=JobKind.EXPORT, params={"format": "csv"})
         run_agreement(Job.objects.create(study=study, kind=JobKind.AGREEMENT).pk)
     with CaptureQueriesContext(connection) as big:

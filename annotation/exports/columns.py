@@ -1,0 +1,159 @@
+"""What an export file holds: its columns and their Arrow types (the Parquet schema, which
+every format is built from), and who may have a file: the blindness of the export job's
+files. The rows themselves come from gold.py and raw.py."""
+
+from __future__ import annotations
+
+import json
+from importlib.metadata import version
+
+from django.contrib.auth import get_user_model
+from django.db.models import Exists, OuterRef
+
+from ..models import Annotation, Group, Study
+
+EXPORT_FORMATS = ("csv", "jsonl", "parquet")
+# annotation rows of the raw export read and written at a time
+CHUNK_SIZE = 2000
+# cards of the gold export read and written at a time (a query per table each): the memory
+# of the export, and each chunk is a Parquet row group. With the turns' texts, the bulk of a
+# row (a reply can be kilobytes of code), a tenth as many.
+GOLD_CHUNK_SIZE = 20_000
+GOLD_TEXT_CHUNK_SIZE = 2000
+CSV_EMPTY_SET = "-"
+CSV_SEPARATOR = "|"
+
+GOLD_COLUMNS = (
+    "study",
+    "group",
+    "conversation",
+    "turn",
+    "consensus",
+    "method",
+    "decided_by",
+    "decided_at",
+    "rationale",
+    "from_round",
+    "taxonomy_version",
+    "status",
+    # the card's study-level gold, the same on each of its groups' rows (models.StudyGold):
+    # the groups' common set (groups_agree; a card of one group: its consensus), the lead's
+    # decision where they differ (lead), "pending" while the lead has not decided
+    "study_gold",
+    "study_gold_method",
+    "study_gold_decided_by",
+    "study_gold_decided_at",
+    "study_gold_rationale",
+)
+# "consensus" to "taxonomy_version": all null on a card with no current consensus
+CONSENSUS_COLUMNS = GOLD_COLUMNS[GOLD_COLUMNS.index("consensus") : GOLD_COLUMNS.index("status")]
+STUDY_GOLD_COLUMNS = GOLD_COLUMNS[GOLD_COLUMNS.index("study_gold") :]
+# with_text: the card's text, after the fixed columns (before the labels_<username> ones)
+TEXT_COLUMNS = ("user_text", "reply_text")
+# an annotation's own fields, under the same names in the raw file
+ANNOTATION_FIELDS = ("is_current", "source", "created_at", "note", "evidence", "confidence")
+RAW_COLUMNS = (
+    "study",
+    "group",
+    "conversation",
+    "turn",
+    "round",
+    "annotator",
+    "labels",
+    *ANNOTATION_FIELDS,
+    "taxonomy_version",
+)
+INT_COLUMNS = {"turn", "from_round", "round", "confidence"}
+BOOL_COLUMNS = {"is_current"}
+
+
+def gold_columns(study: Study, round: int = 1, with_text: bool = False) -> list[str]:
+    text = list(TEXT_COLUMNS) if with_text else []
+    return [*GOLD_COLUMNS, *text, *label_columns(study, round)]
+
+
+def raw_columns(with_text: bool = False) -> list[str]:
+    return [*RAW_COLUMNS, *(TEXT_COLUMNS if with_text else ())]
+
+
+def label_columns(study: Study, round: int = 1) -> list[str]:
+    """One `labels_<username>` column per annotator of the study: the groups' annotators
+    and anyone who labelled a card in `round` (someone since removed from a group keeps
+    their column: their labels are part of the record)."""
+    return [f"labels_{name}" for name in label_users(study, round)]
+
+
+def label_users(study: Study, round: int = 1) -> dict[str, int]:
+    """{username: user id} of the `labels_<username>` columns, in column order. One query,
+    a probe of the (annotator, round) index per user, not a scan of the study's labels."""
+    labelled = Annotation.objects.filter(
+        annotator=OuterRef("pk"), round=round, turn__conversation__study=study
+    )
+    annotates = Group.annotators.through.objects.filter(user=OuterRef("pk"), group__study=study)
+    users = get_user_model().objects.filter(Exists(annotates) | Exists(labelled))
+    # sorted as Python sorts names, not in the database's collation
+    return dict(sorted(users.values_list("username", "pk")))
+
+
+def is_label_column(name: str) -> bool:
+    return name in ("consensus", "labels", "study_gold") or name.startswith("labels_")
+
+
+def arrow_schema(columns: list[str]):
+    """The columns' Arrow types: label sets are list<string> (null vs [] kept), integers
+    int64, `is_current` bool, the rest strings. The schema carries pandas metadata, so that
+    `pandas.read_parquet` reads the integers as the nullable "Int64"."""
+    import pyarrow as pa  # heavy: only the exports need it
+
+    def field_type(name: str):
+        if is_label_column(name):
+            return pa.list_(pa.string())
+        if name in INT_COLUMNS:
+            return pa.int64()
+        if name in BOOL_COLUMNS:
+            return pa.bool_()
+        return pa.string()
+
+    return pa.schema(
+        [(name, field_type(name)) for name in columns], metadata=_pandas_metadata(columns)
+    )
+
+
+def _pandas_metadata(columns: list[str]) -> dict[bytes, bytes]:
+    """pyarrow gives pandas float64 for an int64 column with a null (NaN), unless the
+    file's pandas metadata names the nullable "Int64" dtype for it; only those columns are
+    described, pandas takes the others from their Arrow types."""
+    described = [
+        {
+            "name": name,
+            "field_name": name,
+            "pandas_type": "int64",
+            "numpy_type": "Int64",
+            "metadata": None,
+        }
+        for name in columns
+        if name in INT_COLUMNS
+    ]
+    meta = {
+        "index_columns": [],
+        "column_indexes": [],
+        "columns": described,
+        "creator": {"library": "cardsort"},
+        "pandas_version": version("pandas"),  # without importing pandas
+    }
+    return {b"pandas": json.dumps(meta).encode()}
+
+
+# --- who may have a file ----------------------------------------------------------------
+
+
+def annotates_in(user, study: Study) -> bool:
+    """Whether `user` is an annotator of one of the study's groups."""
+    return Group.objects.filter(study=study, annotators=user).exists()
+
+
+def may_download(user, study: Study, result: dict) -> bool:
+    """Whether `user` may have the file of an export job whose result is `result`: a user who
+    annotates in the study only a file made blind for them (the lead who does not annotate
+    may have any). Asked at download time, so joining a group later closes old files."""
+    return not annotates_in(user, study) or result.get("blind_for_id") == user.pk
