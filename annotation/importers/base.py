@@ -7,7 +7,7 @@ about what a turn is lives in `build_conversation`."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
 
@@ -70,6 +70,10 @@ class BuiltTurn:
     metadata: dict = field(default_factory=dict)
     has_reply: bool = False  # bookkeeping for the builder; not stored
 
+    def stored(self) -> dict:
+        """The fields that are columns of Turn."""
+        return _columns(self, exclude={"has_reply"})
+
 
 @dataclass
 class BuiltConversation:
@@ -84,6 +88,15 @@ class BuiltConversation:
     turns: list[BuiltTurn]
     check_duplicate: bool
     size: int = 0  # rough character count, to bound a batch's memory
+
+    def stored(self) -> dict:
+        """The fields that are columns of Conversation (the writer adds study, n_turns and
+        created_at)."""
+        return _columns(self, exclude={"location", "turns", "check_duplicate", "size"})
+
+
+def _columns(built, exclude: set[str]) -> dict:
+    return {f.name: getattr(built, f.name) for f in fields(built) if f.name not in exclude}
 
 
 def _merge_metadata(target: dict, extra: dict, prefix: str) -> None:

@@ -64,6 +64,11 @@ class LabelItem:
     confidence: int | None = None
 
 
+# a decision's entry: (order, turn, group, method, from round, type ids)
+DECISION_COLUMNS = ("turn_id", "group_id", "method", "from_round")
+LABEL_COLUMNS = ("turn_id", "annotator_id", "round", "note", "evidence", "confidence", "is_current")
+
+
 @dataclass(slots=True)
 class _Label:
     """A current label of the batch's cards: an existing row (pk set) or one to create."""
@@ -77,6 +82,12 @@ class _Label:
     pk: int | None = None
     item: LabelItem | None = None
     is_current: bool = True
+
+    def columns(self) -> dict:
+        """The annotation row's own columns (the batch adds version, source and time)."""
+        item = self.item
+        values = (item.turn_id, item.annotator_id, item.round, self.note, self.evidence)
+        return dict(zip(LABEL_COLUMNS, (*values, self.confidence, self.is_current), strict=True))
 
     def same_as(self, item: LabelItem) -> bool:
         # Annotation.same_as on plain values
@@ -366,20 +377,9 @@ def _write_labels(study: Study, new_labels: list[_Label], flipped: list[int], no
 
 
 def _insert_annotations(study: Study, new_labels: list[_Label], now) -> None:
+    batch = {"taxonomy_version_id": study.taxonomy_version_id, "created_at": now}
     rows = Annotation.objects.bulk_create(
-        Annotation(
-            turn_id=label.item.turn_id,
-            annotator_id=label.item.annotator_id,
-            round=label.item.round,
-            taxonomy_version_id=study.taxonomy_version_id,
-            note=label.note,
-            evidence=label.evidence,
-            confidence=label.confidence,
-            source=Source.IMPORT,
-            is_current=label.is_current,
-            created_at=now,
-        )
-        for label in new_labels
+        Annotation(source=Source.IMPORT, **batch, **label.columns()) for label in new_labels
     )
     Through = Annotation.types.through
     Through.objects.bulk_create(
@@ -427,16 +427,10 @@ def _write_consensus(study: Study, cards: dict[tuple[int, int], _Card], now) -> 
     if connection.vendor == "postgresql":
         _copy_consensus(study, decided, now)
         return
+    batch = {"taxonomy_version_id": study.taxonomy_version_id, "decided_at": now}
     consensus = Consensus.objects.bulk_create(
-        Consensus(
-            turn_id=turn_id,
-            group_id=group_id,
-            method=method,
-            from_round=from_round,
-            taxonomy_version_id=study.taxonomy_version_id,
-            decided_at=now,
-        )
-        for _, turn_id, group_id, method, from_round, _ in decided
+        Consensus(**batch, **dict(zip(DECISION_COLUMNS, entry[1:5], strict=True)))
+        for entry in decided
     )
     Through = Consensus.types.through
     Through.objects.bulk_create(

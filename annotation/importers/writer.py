@@ -136,31 +136,11 @@ class Writer:
     def _write_orm(self, batch: list[BuiltConversation]) -> None:
         now = timezone.now()
         rows = Conversation.objects.bulk_create(
-            Conversation(
-                study=self.study,
-                external_id=c.external_id,
-                source_format=c.source_format,
-                source_file=c.source_file,
-                source_line=c.source_line,
-                system_prompt=c.system_prompt,
-                preamble=c.preamble,
-                metadata=c.metadata,
-                n_turns=len(c.turns),
-                created_at=now,
-            )
+            Conversation(study=self.study, n_turns=len(c.turns), created_at=now, **c.stored())
             for c in batch
         )
         Turn.objects.bulk_create(
-            Turn(
-                conversation_id=row.pk,
-                index=t.index,
-                user_text=t.user_text,
-                reply_text=t.reply_text,
-                reply_parts=t.reply_parts,
-                reply_empty=t.reply_empty,
-                reply_missing=t.reply_missing,
-                metadata=t.metadata,
-            )
+            Turn(conversation_id=row.pk, **t.stored())
             for row, c in zip(rows, batch, strict=True)
             for t in c.turns
         )
