@@ -7,29 +7,16 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Kind, Proposal, Role
+from tests.browser.pages import log_in
 from tests.factories import make_conversation, make_group, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-PASSWORD = "pw-" + "secret"
-
-
-def _login(browser, live_server, username: str):
-    context = browser.new_context()
-    context.set_default_timeout(10_000)
-    page = context.new_page()
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill('input[name="username"]', username)
-    page.fill('input[name="password"]', PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(f"{live_server.url}/")
-    return context, page
 
 
 def test_a_422_shows_its_message_in_the_box(browser, live_server, study, alice, bob):
     group = make_group(study, "g1", [alice, bob])
     turn = make_conversation(study, "c1", n_turns=1, group=group).turns.get()
-    context, page = _login(browser, live_server, "alice")
+    context, page, _ = log_in(browser, live_server, "alice")
     page.goto(f"{live_server.url}/s/{study.slug}/cards/{turn.pk}/")
 
     page.get_by_text("None fits? Propose a new type").click()
@@ -56,7 +43,7 @@ def test_a_409_shows_who_was_first(browser, live_server, study, alice, bob):
     proposal = Proposal.propose(
         study=study, turn=turn, proposer=alice, name="New", definition="d", reason="r"
     )
-    context, page = _login(browser, live_server, "lead")
+    context, page, _ = log_in(browser, live_server, "lead")
     page.goto(f"{live_server.url}/s/{study.slug}/proposals/")
     proposal.reject(other, reason="covered already")  # meanwhile, in another tab
 

@@ -6,26 +6,16 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Annotation, Proposal
+from tests.browser.pages import log_in
 from tests.factories import make_conversation, make_group
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-PASSWORD = "pw-" + "secret"
 
 
 def test_the_propose_box_keeps_its_keys_to_itself(browser, live_server, study, alice, bob):
     group = make_group(study, "g1", [alice, bob])
     turns = list(make_conversation(study, "conv-a", n_turns=2, group=group).turns.all())
-    context = browser.new_context()
-    context.set_default_timeout(10_000)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill('input[name="username"]', "alice")
-    page.fill('input[name="password"]', PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(f"{live_server.url}/")
+    context, page, errors = log_in(browser, live_server, "alice")
     page.goto(f"{live_server.url}/s/{study.slug}/cards/{turns[0].pk}/")
 
     page.get_by_text("None fits? Propose a new type").click()
