@@ -48,6 +48,8 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from pg import pg_admin  # noqa: E402 (benchmarks/pg.py; a script's folder is on sys.path)
+
 from annotation.agreement.stats import encode, report_from_encoded  # noqa: E402
 
 CODES = [
@@ -164,16 +166,6 @@ def compute_section(args: argparse.Namespace) -> None:
 PG_DATABASE = "cardsort_bench_agree"
 TURNS_PER_CONVERSATION = 5
 COPY_ROWS = 500_000
-
-
-def _pg_admin(pg_url: str, sql: str) -> None:
-    import psycopg2
-
-    conn = psycopg2.connect(f"{pg_url}/postgres")
-    conn.autocommit = True
-    with conn.cursor() as cursor:
-        cursor.execute(sql)
-    conn.close()
 
 
 def _copy(cursor, table: str, columns: str, frame: pd.DataFrame) -> None:
@@ -593,10 +585,10 @@ def database_sections(args: argparse.Namespace, pure_report: dict | None) -> Non
             if reuse:
                 print(f"\nPostgreSQL database {PG_DATABASE}: reused ({_filled_marker(args)})")
             else:
-                _pg_admin(args.pg_url, f"DROP DATABASE IF EXISTS {PG_DATABASE}")
-                _pg_admin(args.pg_url, f"CREATE DATABASE {PG_DATABASE}")
+                pg_admin(args.pg_url, f"DROP DATABASE IF EXISTS {PG_DATABASE}")
+                pg_admin(args.pg_url, f"CREATE DATABASE {PG_DATABASE}")
                 fill = _run_step(args, "fill", tmp)
-                _pg_admin(
+                pg_admin(
                     args.pg_url, f"COMMENT ON DATABASE {PG_DATABASE} IS '{_filled_marker(args)}'"
                 )
                 rows = ", ".join(f"{table} {n:,}" for table, n in fill["rows"].items())
@@ -678,7 +670,7 @@ def database_sections(args: argparse.Namespace, pure_report: dict | None) -> Non
                 print("\n".join(ratios))
         finally:
             if not args.keep_db and not args.reuse_db:
-                _pg_admin(args.pg_url, f"DROP DATABASE IF EXISTS {PG_DATABASE}")
+                pg_admin(args.pg_url, f"DROP DATABASE IF EXISTS {PG_DATABASE}")
 
 
 def main() -> None:

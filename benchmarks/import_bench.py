@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from pg import pg_admin  # benchmarks/pg.py; a script's folder is on sys.path
+
 ROOT = Path(__file__).resolve().parent.parent
 PG_DATABASE = "cardsort_bench"
 
@@ -273,16 +275,6 @@ def worker(backend: str, writer_path: str, path: Path) -> dict:
 # --- driver -----------------------------------------------------------------------------------
 
 
-def _pg_admin(pg_url: str, sql: str) -> None:
-    import psycopg2
-
-    conn = psycopg2.connect(f"{pg_url}/postgres")
-    conn.autocommit = True
-    with conn.cursor() as cursor:
-        cursor.execute(sql)
-    conn.close()
-
-
 def run_worker(backend: str, writer_path: str, path: Path, tmp: Path, pg_url: str) -> dict:
     env = dict(
         os.environ,
@@ -348,13 +340,13 @@ def main() -> None:
             if backend == "sqlite":
                 print(_line("bulk_create writer", run_worker("sqlite", "orm", path, tmp, "")))
                 continue
-            _pg_admin(args.pg_url, f"DROP DATABASE IF EXISTS {PG_DATABASE}")
-            _pg_admin(args.pg_url, f"CREATE DATABASE {PG_DATABASE}")
+            pg_admin(args.pg_url, f"DROP DATABASE IF EXISTS {PG_DATABASE}")
+            pg_admin(args.pg_url, f"CREATE DATABASE {PG_DATABASE}")
             try:
                 copy = run_worker("postgres", "copy", path, tmp, args.pg_url)
                 orm = run_worker("postgres", "orm", path, tmp, args.pg_url)
             finally:
-                _pg_admin(args.pg_url, f"DROP DATABASE IF EXISTS {PG_DATABASE}")
+                pg_admin(args.pg_url, f"DROP DATABASE IF EXISTS {PG_DATABASE}")
             floor = copy["floor"]
             print(_line("COPY writer (default)", copy))
             print(_line("bulk_create writer", orm))

@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from pg import pg_admin  # benchmarks/pg.py; a script's folder is on sys.path
+
 ROOT = Path(__file__).resolve().parent.parent
 PG_DATABASE = "cardsort_label_bench"
 CODES = ["ambiguous_instruction", "incomplete_instruction", "code_rollback", "must_do_omission"]
@@ -121,16 +123,6 @@ def database_floor() -> float:
 # --- driver -----------------------------------------------------------------------------------
 
 
-def _pg_admin(server_url: str, sql: str) -> None:
-    import psycopg2
-
-    conn = psycopg2.connect(f"{server_url}/postgres")
-    conn.autocommit = True
-    with conn.cursor() as cursor:
-        cursor.execute(sql)
-    conn.close()
-
-
 def run_worker(database_url: str, files: tuple[Path, Path], tmp: Path, batch_size: int) -> dict:
     env = dict(
         os.environ,
@@ -188,12 +180,12 @@ def main() -> None:
         if database_url.startswith("postgres"):
             parts = urlsplit(database_url)
             server = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
-            _pg_admin(server, f"DROP DATABASE IF EXISTS {PG_DATABASE}")
-            _pg_admin(server, f"CREATE DATABASE {PG_DATABASE}")
+            pg_admin(server, f"DROP DATABASE IF EXISTS {PG_DATABASE}")
+            pg_admin(server, f"CREATE DATABASE {PG_DATABASE}")
             try:
                 result = run_worker(f"{server}/{PG_DATABASE}", files, tmp, args.batch_size)
             finally:
-                _pg_admin(server, f"DROP DATABASE IF EXISTS {PG_DATABASE}")
+                pg_admin(server, f"DROP DATABASE IF EXISTS {PG_DATABASE}")
             _print("postgres", result)
         else:
             print("postgres: skipped (set DATABASE_URL=postgres://... to run it)")
