@@ -1,13 +1,14 @@
 """The keyboard of a labels form: which key toggles which type.
 
 Every type of the taxonomy version gets a key, in the taxonomy's order (axis by axis,
-category by category): the digits 1-9, then the letters a-z without c, n and p (the card's
-own keys), 32 keys in all; 0 stays "no smell". A type keeps the key its taxonomy stores
-(`Type.hotkey`, e.g. the presets' 1-9), so adding a type never moves the keys people have
-learnt; types without one take the free keys in order. A version with more types than
-single keys gives up "z" as a single key: the types past the 31st get two-key sequences,
-z then a single key (z1 ... z9, za ...), 63 types in all; any further type has no key and
-is clicked. Keys are case-insensitive (Caps Lock does not matter)."""
+category by category): the digits 1-9, then the letters a-z without the card's own keys
+(CARD_KEYS), 28 keys in all; 0 stays "no smell" and ? opens the guideline. A type keeps the
+key its taxonomy stores (`Type.hotkey`, e.g. the presets' 1-9), so adding a type never
+moves the keys people have learnt; types without one take the free keys in order. A
+version with more types than single keys gives up "z" as a single key: the types past the
+27th get two-key sequences, z then a single key (z1 ... z9, za ...), 55 types in all; any
+further type has no key and is clicked. Keys are case-insensitive (Caps Lock does not
+matter)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from string import ascii_lowercase
 from taxonomy.models import Type
 
 NO_SMELL_KEY = "0"
-CARD_KEYS = "cnp"  # c earlier turns, n / p next / previous card
+# c earlier turns, d code diff, f flag, n / p next / previous card, s skip, t tool calls
+CARD_KEYS = "cdfnpst"
 SINGLE_KEYS = "123456789" + "".join(ch for ch in ascii_lowercase if ch not in CARD_KEYS)
 PREFIX = "z"
 

@@ -949,6 +949,54 @@ class Comment(models.Model):
         return f"{self.author} on {self.turn_id}"
 
 
+class SkipKind(models.TextChoices):
+    SKIP = "skip", "skipped"
+    FLAG = "flag", "flagged"
+
+
+class CardSkip(models.Model):
+    """An annotator put a card off: skipped it, or flagged it for later with a reason. Either
+    way the card comes back at the end of their queue; flags are listed for the lead. One row
+    per annotator and card: the latest skip or flag replaces the one before."""
+
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="skips")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="card_skips"
+    )
+    kind = models.CharField(max_length=4, choices=SkipKind.choices, default=SkipKind.SKIP)
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["annotator", "turn"], name="one_skip_per_card")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} {self.kind} {self.turn_id}"
+
+
+class CardTime(models.Model):
+    """Active time an annotator spent on a card: the tab visible and input within the last
+    minute. The browser reports it in small increments, added with F() so two tabs never
+    lose each other's time."""
+
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="times")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="card_times"
+    )
+    active_ms = models.PositiveBigIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["annotator", "turn"], name="one_time_per_card")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} {self.active_ms} ms on {self.turn_id}"
+
+
 LOST_JOB_ERROR = (
     "The worker running this job stopped (killed or crashed) before it finished; "
     "start the job again."

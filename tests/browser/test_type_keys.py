@@ -14,7 +14,7 @@ from tests.factories import make_conversation, make_group, make_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-CARD_KEYS = {"0", "c", "n", "p"}  # no smell, earlier turns, next / previous card
+CARD_KEYS = set("0cdfnpst")  # no smell and the card's own keys (annotation/hotkeys.py)
 
 
 def shown_keys(page) -> dict[str, str]:
@@ -64,12 +64,12 @@ def test_it_gives_a_tenth_eleventh_and_twelfth_type_a_key(browser, live_server, 
     assert [keys[added[n]] for n in ("Premature optimisation", "Silent retry", "Invented API")] == [
         "a",
         "b",
-        "d",
+        "e",
     ]
     assert_each_key_toggles_its_own_type(page, keys)
 
     page.keyboard.press("A")  # Caps Lock or Shift: the same key
-    page.keyboard.press("d")
+    page.keyboard.press("e")
     page.keyboard.press("2")
     assert submit_with_enter(page) == t2.pk
     stored = Annotation.objects.get(turn=t1, annotator=alice, is_current=True)
@@ -93,7 +93,7 @@ def test_it_gives_every_type_of_every_axis_a_key(browser, live_server, alice, bo
     # symptom keeps the preset's 1-7; cause, outcome and resolution follow in order
     assert [keys[c] for c in ("misread_project", "inaccurate_self_reporting")] == ["1", "7"]
     assert keys["instruction_following_failure"] == "8"
-    assert keys["unknown"] == "i"
+    assert keys["unknown"] == "k"
     assert_each_key_toggles_its_own_type(page, keys)
 
     # outcome is pick-one: its second key replaces the first; cause allows two
@@ -134,8 +134,8 @@ def test_it_gives_types_past_the_single_keys_two_key_sequences(browser, live_ser
 
     keys = shown_keys(page)
     assert len(set(keys.values())) == 40
-    assert keys["t01"] == "1" and keys["t31"] == "y" and keys["t32"] == "z1"
-    assert keys["t40"] == "z9" and "z" not in keys.values()
+    assert keys["t01"] == "1" and keys["t27"] == "y" and keys["t28"] == "z1"
+    assert keys["t36"] == "z9" and keys["t40"] == "zg" and "z" not in keys.values()
     assert not set(keys.values()) & CARD_KEYS
     assert_each_key_toggles_its_own_type(page, keys)
     for code in ("t05", "t33", "t40"):
