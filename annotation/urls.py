@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.urls import include, path
 
-from .views import annotate, discussion, gold, jobs, lead, proposals, report
+from .views import annotate, discussion, gold, jobs, lead, proposals, report, timing
 
 # /s/<slug>/cards/<turn_id>/...: one card, for its annotators, moderators and leads
 card = [
@@ -17,6 +17,7 @@ card = [
     path("decide/", discussion.decide, name="decide"),
     path("timeline/", discussion.card_timeline, name="card_timeline"),
     path("propose/", proposals.propose, name="propose"),
+    path("time/", timing.card_time, name="card_time"),
 ]
 
 # /s/<slug>/lead/...: setting the study up, and the study-level gold of overlap cards
@@ -30,6 +31,7 @@ lead_pages = [
     path("groups/<int:group_id>/moderator/", lead.group_moderator, name="lead_group_moderator"),
     path("gold/", gold.gold_queue, name="lead_gold"),
     path("gold/<int:turn_id>/", gold.gold_decide, name="lead_gold_decide"),
+    path("time/", timing.card_times, name="lead_card_times"),
 ]
 
 # /s/<slug>/jobs/...: the lead's agreement and export jobs
