@@ -300,7 +300,7 @@ def test_it_shows_a_key_beside_every_type_of_a_derived_version(client, study, al
     turn = make_conversation(study, "conv-k", n_turns=1, group=group).turns.get()
     client.force_login(alice)
     html = client.get(card_url(study, turn)).content.decode()
-    for code, key in zip(added.values(), "abd", strict=True):
+    for code, key in zip(added.values(), "abe", strict=True):
         assert f'value="{code}" data-hotkey="{key}"' in html
     assert html.count("<kbd>") == 12 + 1 + 1  # the types, "no smell" (0), Enter
 
