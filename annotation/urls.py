@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.urls import include, path
 
-from .views import annotate, discussion, gold, jobs, lead, proposals, report
+from .views import annotate, diff, discussion, gold, jobs, lead, proposals, report
 
 # /s/<slug>/cards/<turn_id>/...: one card, for its annotators, moderators and leads
 card = [
@@ -17,6 +17,7 @@ card = [
     path("decide/", discussion.decide, name="decide"),
     path("timeline/", discussion.card_timeline, name="card_timeline"),
     path("propose/", proposals.propose, name="propose"),
+    path("diff/", diff.card_diff, name="card_diff"),
 ]
 
 # /s/<slug>/lead/...: setting the study up, and the study-level gold of overlap cards
