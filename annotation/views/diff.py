@@ -30,8 +30,8 @@ def _get_turn_for_user(request: HttpRequest, study: Study, role: str, turn_id: i
     except Http404:
         pass
     group = request.GET.get("group", "")
-    if group and not group.isdigit():
-        raise Http404("No such group")
+    if group and not (group.isascii() and group.isdigit()):
+        raise Http404("No such group")  # as the discussion page answers it
     group_id = int(group) if group else None
     return get_card_for_discussion(request.user, study, role, turn_id, group_id).turn
 

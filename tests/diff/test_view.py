@@ -136,3 +136,9 @@ def test_hostile_code_is_escaped(client, alice, turns):
         html = client.get(diff_url(turns[1], f"?view={view}"), **HTMX).content.decode()
         assert "<script>" not in html and "<img" not in html, view
         assert "&lt;script&gt;" in html
+
+
+def test_a_group_that_is_not_a_number_is_no_such_card(client, lead, turns):
+    client.force_login(lead)
+    for group in ("x", "²", "-1"):
+        assert client.get(diff_url(turns[1], f"?group={group}"), **HTMX).status_code == 404, group
