@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.urls import include, path
 
-from .views import annotate, discussion, gold, jobs, lead, proposals, report, timing
+from .views import annotate, diff, discussion, gold, jobs, lead, proposals, report, timing
 
 # /s/<slug>/cards/<turn_id>/...: one card, for its annotators, moderators and leads
 card = [
@@ -18,6 +18,7 @@ card = [
     path("timeline/", discussion.card_timeline, name="card_timeline"),
     path("propose/", proposals.propose, name="propose"),
     path("time/", timing.card_time, name="card_time"),
+    path("diff/", diff.card_diff, name="card_diff"),
 ]
 
 # /s/<slug>/lead/...: setting the study up, and the study-level gold of overlap cards

@@ -29,23 +29,26 @@ CARD_HINTS = {
     "title:Previous card (p)",
     "title:Next card (n)",
     "title:Show the earlier turns (c)",
+    "title:Diff with earlier code (d)",
     "text:Keys: the key beside a type toggles it, 0 no smell, Enter submit, Ctrl+Enter in a "
-    "text box, p/n previous/next, c earlier turns. Hover a type for its definition.",
+    "text box, p/n previous/next, c earlier turns, d code diff. Hover a type for its definition.",
     "text:Ctrl+Enter · This card goes with it as the example.",
 }
 REVISE_HINTS = {
     "kbd:<type key>",
     "kbd:0",
-    "text:Keys: the key beside a type toggles it, 0 no smell, Ctrl+Enter saves.",
+    "text:Keys: the key beside a type toggles it, 0 no smell, d code diff, Ctrl+Enter saves.",
     "text:Ctrl+Enter",  # the comment box
     "title:Show the earlier turns (c)",  # the discussion shows the turn too
+    "title:Diff with earlier code (d)",
 }
 DECIDE_HINTS = {
     "kbd:<type key>",
     "kbd:0",
-    "text:Keys: the key beside a type toggles it, 0 no smell, Ctrl+Enter decides.",
+    "text:Keys: the key beside a type toggles it, 0 no smell, d code diff, Ctrl+Enter decides.",
     "text:Ctrl+Enter",
     "title:Show the earlier turns (c)",
+    "title:Diff with earlier code (d)",
 }
 
 HINTS_JS = """() => {
@@ -195,6 +198,25 @@ def test_c_shows_the_earlier_turns(live_server, alice_page, cards):
     assert card_id(alice_page) == cards[2].pk
 
 
+def test_d_shows_and_hides_the_code_diff(live_server, alice_page, cards):
+    open_card(alice_page, live_server.url, cards[2])
+    alice_page.keyboard.press("d")
+    alice_page.wait_for_selector("#diff-panel .diff-block")
+    assert "compared with turn 2" in alice_page.inner_text("#diff-panel")
+    assert alice_page.get_attribute("[data-diff]", "aria-expanded") == "true"
+    alice_page.keyboard.press("d")
+    assert alice_page.locator("#diff-panel").is_hidden()
+    assert card_id(alice_page) == cards[2].pk
+
+
+def test_d_in_a_text_box_is_typed_not_a_diff(live_server, alice_page, cards):
+    open_card(alice_page, live_server.url, cards[2])
+    alice_page.focus("#card textarea[name=note]")
+    alice_page.keyboard.press("d")
+    assert alice_page.input_value("#card textarea[name=note]") == "d"
+    assert alice_page.locator("#diff-panel").is_hidden()
+
+
 def test_ctrl_enter_sends_a_proposal(live_server, alice_page, alice, cards):
     open_card(alice_page, live_server.url, cards[0])
     alice_page.get_by_text("None fits? Propose a new type").click()
@@ -227,6 +249,19 @@ def test_c_shows_the_earlier_turns_on_the_discussion(live_server, alice_page, di
     alice_page.keyboard.press("c")
     alice_page.wait_for_selector("#context .context-turn")
     assert "function number 1" in alice_page.inner_text("#context")
+
+
+@pytest.mark.parametrize("who", ["alice", "moderator"])
+def test_d_shows_the_code_diff_on_the_discussion(browser, live_server, disputed, who):
+    context, page, errors = log_in(browser, live_server, who)
+    open_discussion(page, live_server.url, disputed)
+    htmx_ready(page, "[data-diff]")
+    leave_text_box(page)
+    page.keyboard.press("d")
+    page.wait_for_selector("#diff-panel .diff-block")
+    assert "compared with turn 1" in page.inner_text("#diff-panel")
+    assert errors == []
+    context.close()
 
 
 def test_ctrl_enter_saves_the_revision(live_server, alice_page, alice, disputed):
