@@ -14,7 +14,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import reswap, retarget
 
-from ..access import get_card_for_annotator, get_study_for_user, lead_page
+from ..access import get_card_for_annotator, get_study_for_user, lead_page, round1_hidden_from
 from ..forms import FlagForm, form_errors
 from ..models import Annotation, CardSkip, Group, SkipKind, Study, Turn
 from .annotate import _after_submit
@@ -66,7 +66,9 @@ def _name(turn: Turn) -> str:
 @require_GET
 def flagged_cards(request: HttpRequest, study: Study) -> HttpResponse:
     """The study's flags, newest first, with whether their annotator has labelled the card
-    since: three queries a page, whatever the number of flags."""
+    since: three queries a page, whatever the number of flags. A reason may give a judgment
+    away, so someone else's reason on a card the lead annotates in round 1 stays hidden
+    (access.round1_hidden_from), like the labels and notes."""
     labelled = Annotation.objects.filter(
         turn_id=OuterRef("turn_id"), annotator_id=OuterRef("annotator_id"), round=1
     ).filter(is_current=True)
@@ -75,12 +77,15 @@ def flagged_cards(request: HttpRequest, study: Study) -> HttpResponse:
         assignments__conversation_id=OuterRef("turn__conversation_id"),
         annotators=OuterRef("annotator_id"),
     ).values("pk")[:1]
+    hidden = round1_hidden_from(request.user, study).filter(pk=OuterRef("turn_id"))
     flags = (
         CardSkip.objects.filter(kind=SkipKind.FLAG, turn__conversation__study=study)
         .select_related("annotator", "turn__conversation")
         .only(*FLAG_FIELDS)
-        .annotate(labelled=Exists(labelled), in_group=Subquery(group))
+        .annotate(labelled=Exists(labelled), in_group=Subquery(group), blind=Exists(hidden))
         .order_by("-created_at", "-pk")
     )
     page = Paginator(flags, PER_PAGE).get_page(request.GET.get("page"))
+    for f in page:
+        f.reason_hidden = f.blind and f.annotator_id != request.user.pk
     return render(request, "annotation/lead/flags.html", {"study": study, "page": page})

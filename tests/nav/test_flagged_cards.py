@@ -73,3 +73,24 @@ def test_the_flags_page_costs_the_same_queries_however_many_flags(
     with django_assert_max_num_queries(len(small)):
         r = client.get(url("lead_flags", study))
     assert r.context["page"].paginator.count == 21
+
+
+def test_a_lead_who_annotates_the_card_does_not_read_a_flag_on_it_in_round_1(
+    client, study, lead, alice, turns, group
+):
+    """A reason may give a judgment away: like the labels and notes, it stays hidden from
+    whoever annotates the card until round 1 is over."""
+    group.annotators.add(lead)
+    put_off(turns[0], alice, "secret-judgment: rollback?")
+    put_off(turns[1], lead, "my own reason")
+    client.force_login(lead)
+    html = client.get(url("lead_flags", study)).content.decode()
+    assert "secret-judgment" not in html
+    assert "hidden while you annotate this card in round 1" in html
+    assert "my own reason" in html
+    assert url("discussion", study, turns[0]) not in html
+    # once round 1 is over, the reason shows
+    for user in group.annotators.all():
+        label(turns[0], user)
+    html = client.get(url("lead_flags", study)).content.decode()
+    assert "secret-judgment: rollback?" in html
