@@ -8,7 +8,7 @@ from django import forms
 from taxonomy.models import Axis, Type
 
 from .exports import EXPORT_FORMATS
-from .models import Annotation, Conversation, Group, Source, Study
+from .models import Annotation, Conversation, Group, JobKind, Source, Study
 
 
 def form_errors(form: forms.Form, sep: str = "; ") -> str:
@@ -108,6 +108,38 @@ class QueueFilter(forms.Form):
         self.fields["type"].choices = [("", "any type")] + [(t.code, t.name) for t in types]
 
 
+class MyCardsFilter(forms.Form):
+    """The annotator's "My cards" filters: the card's state in their group, or whether they
+    labelled it, and a text to find in the user's text, the reply or the conversation id."""
+
+    state = forms.ChoiceField(
+        required=False,
+        choices=[
+            ("", "all my cards"),
+            ("todo", "to do"),
+            ("labelled", "labelled"),
+            ("open", "open (round 1)"),
+            ("disputed", "disputed"),
+            ("escalated", "escalated"),
+            ("agreed", "agreed"),
+        ],
+    )
+    q = forms.CharField(required=False, max_length=200, label="Text")
+
+
+class FlagForm(forms.Form):
+    """Why an annotator flags a card for later: the lead reads it."""
+
+    reason = forms.CharField(
+        max_length=2000,
+        error_messages={
+            "required": "Not flagged: say why you flag this card (the lead reads it).",
+            "max_length": "Not flagged: the reason is %(show_value)d characters long; keep it "
+            "under %(limit_value)d.",
+        },
+    )
+
+
 # -- the lead's jobs -----------------------------------------------------------------------
 
 
@@ -117,6 +149,12 @@ class AgreementForm(forms.Form):
     def __init__(self, study: Study, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["round"].choices = [(r, r) for r in range(1, study.discussion_rounds + 2)]
+
+
+class JobFilter(forms.Form):
+    """The study page's jobs list: one kind, or all."""
+
+    kind = forms.ChoiceField(required=False, choices=[("", "all kinds"), *JobKind.choices])
 
 
 class ExportForm(forms.Form):

@@ -10,7 +10,8 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, models, transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from taxonomy.models import Axis, Category, TaxonomyVersion, Type
@@ -378,6 +379,30 @@ class TurnQuerySet(models.QuerySet):
     def todo(self, user, round: int = 1):
         """The cards of this queryset that `user` has not labelled yet in `round`."""
         return self.annotated_by(user, round).filter(done=False)
+
+    def put_off_by(self, user):
+        """Annotate `put_off_at`: when `user` last skipped or flagged the card (None: never)."""
+        skips = CardSkip.objects.filter(turn=OuterRef("pk"), annotator=user)
+        return self.annotate(put_off_at=Subquery(skips.values("created_at")[:1]))
+
+    def next_for(self, user, turn: Turn | None = None) -> int | None:
+        """The id of `user`'s next card to label: the first not yet labelled after `turn`,
+        else from the start; the cards they skipped or flagged come last, oldest put off
+        first (so a card just skipped is the very last)."""
+        todo = self.todo(user).put_off_by(user)
+        fresh = todo.filter(put_off_at__isnull=True)
+        for cards in (fresh.after(turn) if turn else fresh, fresh):
+            found = cards.values_list("pk", flat=True).first()
+            if found is not None:
+                return found
+        later = todo.filter(put_off_at__isnull=False).order_by("put_off_at", "pk")
+        return later.values_list("pk", flat=True).first()
+
+    def with_status_for(self, user):
+        """Annotate `status`: the card's state in `user`'s group (no state row: open)."""
+        states = CardState.objects.filter(turn=OuterRef("pk"), group__annotators=user)
+        status = Subquery(states.values("status")[:1])
+        return self.annotate(status=Coalesce(status, models.Value(CardStatus.OPEN)))
 
     def after(self, turn: Turn):
         c, i = turn.conversation_id, turn.index
@@ -974,6 +999,16 @@ class CardSkip(models.Model):
 
     def __str__(self) -> str:
         return f"{self.annotator} {self.kind} {self.turn_id}"
+
+    @classmethod
+    def put_off(cls, turn: Turn, annotator, kind: str, reason: str = "") -> CardSkip:
+        """Record a skip or flag now, in place of the annotator's earlier one on the card."""
+        row, _ = cls.objects.update_or_create(
+            turn=turn,
+            annotator=annotator,
+            defaults={"kind": kind, "reason": reason, "created_at": timezone.now()},
+        )
+        return row
 
 
 class CardTime(models.Model):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.urls import include, path
 
-from .views import annotate, diff, discussion, gold, jobs, lead, proposals, report, timing
+from .views import annotate, diff, discussion, gold, jobs, lead, nav, proposals, report, skip, timing
 
 # /s/<slug>/cards/<turn_id>/...: one card, for its annotators, moderators and leads
 card = [
@@ -19,6 +19,8 @@ card = [
     path("propose/", proposals.propose, name="propose"),
     path("time/", timing.card_time, name="card_time"),
     path("diff/", diff.card_diff, name="card_diff"),
+    path("skip/", skip.skip, name="card_skip"),
+    path("flag/", skip.flag, name="card_flag"),
 ]
 
 # /s/<slug>/lead/...: setting the study up, and the study-level gold of overlap cards
@@ -33,10 +35,12 @@ lead_pages = [
     path("gold/", gold.gold_queue, name="lead_gold"),
     path("gold/<int:turn_id>/", gold.gold_decide, name="lead_gold_decide"),
     path("time/", timing.card_times, name="lead_card_times"),
+    path("flags/", skip.flagged_cards, name="lead_flags"),
 ]
 
 # /s/<slug>/jobs/...: the lead's agreement and export jobs
 job_pages = [
+    path("", jobs.job_list, name="job_list"),
     path("agreement/", jobs.start_agreement, name="job_agreement"),
     path("export/", jobs.start_export, name="job_export"),
     path("<int:job_id>/", jobs.job_detail, name="job_detail"),
@@ -51,6 +55,7 @@ study = [
     path("cards/<int:turn_id>/", include(card)),
     path("discuss/", discussion.discuss_queue, name="discuss_queue"),
     path("moderate/", discussion.moderate_queue, name="moderate_queue"),
+    path("moderate/next/", nav.next_escalated, name="next_escalated"),
     path("proposals/", proposals.proposals, name="proposals"),
     path("proposals/<int:proposal_id>/decide/", proposals.proposal_decide, name="proposal_decide"),
     path("report/", report.report, name="report"),

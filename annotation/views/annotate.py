@@ -16,18 +16,32 @@ from django_htmx.http import HttpResponseClientRedirect, push_url
 from annotation.models import Proposal
 
 from ..access import get_card_for_annotator, get_study_for_user
-from ..forms import AnnotationForm, form_errors
-from ..models import Annotation, CardState, CardStatus, Role, RoundClosed, Study, Turn
+from ..forms import AnnotationForm, MyCardsFilter, form_errors
+from ..models import (
+    Annotation,
+    CardSkip,
+    CardState,
+    CardStatus,
+    Role,
+    RoundClosed,
+    SkipKind,
+    Study,
+    Turn,
+)
 from .jobs import jobs_panel_context
+from .nav import filter_my_cards, studies_progress, to_discuss_count
 
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
+    """Each of my studies with my progress (and, where I lead, its cards per state): a fixed
+    number of queries, whatever the number of studies (nav.studies_progress)."""
     if request.user.is_superuser:
         studies = Study.objects.all()
     else:
         studies = Study.objects.filter(memberships__user=request.user)
-    return render(request, "annotation/home.html", {"studies": studies.order_by("slug")})
+    rows = studies_progress(request.user, list(studies.order_by("slug")))
+    return render(request, "annotation/home.html", {"rows": rows})
 
 
 @login_required
@@ -46,7 +60,9 @@ def study(request: HttpRequest, slug: str) -> HttpResponse:
     ctx["moderates"] = role == Role.LEAD or study.groups.filter(moderator=request.user).exists()
     if role == Role.LEAD:
         ctx["progress"] = _group_progress(study)
-        ctx.update(jobs_panel_context(study, request.user))
+        ctx.update(jobs_panel_context(study, request.user, request.GET))
+        flags = CardSkip.objects.filter(kind=SkipKind.FLAG, turn__conversation__study=study)
+        ctx["flag_count"] = flags.count()
     return render(request, "annotation/study.html", ctx)
 
 
@@ -69,7 +85,7 @@ def _group_progress(study: Study) -> list[dict]:
 @require_GET
 def queue(request: HttpRequest, slug: str) -> HttpResponse:
     """Resume: a card brought back to me with a suggested type, else my first card without
-    a round-1 label, or the done page."""
+    a round-1 label (those I skipped or flagged last), or the done page."""
     study, _ = get_study_for_user(request.user, slug)
     cards = Turn.objects.for_annotator(study, request.user)
     # first the cards an expert's decision on my proposal brought back, still in round 1
@@ -82,21 +98,32 @@ def queue(request: HttpRequest, slug: str) -> HttpResponse:
     )
     turn_id = suggested.order_by("decided_at").values_list("turn_id", flat=True).first()
     if turn_id is None:
-        turn_id = cards.todo(request.user).values_list("pk", flat=True).first()
+        turn_id = cards.next_for(request.user)
     if turn_id is None:
-        return render(
-            request, "annotation/queue_done.html", {"study": study, "empty": not cards.exists()}
-        )
+        ctx = {"study": study, "empty": not cards.exists()}
+        ctx["to_discuss"] = to_discuss_count(request.user, study)
+        return render(request, "annotation/queue_done.html", ctx)
     return redirect("card", slug=study.slug, turn_id=turn_id)
 
 
 @login_required
 @require_GET
 def my_cards(request: HttpRequest, slug: str) -> HttpResponse:
+    """My cards, filtered by state and text (nav.filter_my_cards); the filters stay in the
+    page links. A filter that makes no sense is a 400 that names it."""
     study, _ = get_study_for_user(request.user, slug)
     cards = Turn.objects.for_annotator(study, request.user).annotated_by(request.user)
-    page = _paginate(request, cards.select_related("conversation"), 50)
-    return render(request, "annotation/my_cards.html", {"study": study, "page": page})
+    cards = cards.with_status_for(request.user).select_related("conversation")
+    cards = cards.defer("reply_text", "reply_parts", "metadata", "conversation__metadata")
+    filters = MyCardsFilter(request.GET)
+    ctx = {"study": study, "filters": filters, "page": None}
+    if not filters.is_valid():
+        return render(request, "annotation/my_cards.html", ctx, status=400)
+    query = request.GET.copy()
+    query.pop("page", None)
+    ctx["query"] = query.urlencode()
+    ctx["page"] = _paginate(request, filter_my_cards(cards, filters), 50)
+    return render(request, "annotation/my_cards.html", ctx)
 
 
 @never_cache  # Back must fetch the card again: the browser's copy shows labels as they were
@@ -154,11 +181,8 @@ def card_context(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
 
 
 def _after_submit(request: HttpRequest, study: Study, turn: Turn) -> HttpResponse:
-    cards = Turn.objects.for_annotator(study, request.user)
-    todo = cards.todo(request.user)
-    next_id = todo.after(turn).values_list("pk", flat=True).first()
-    if next_id is None:
-        next_id = todo.values_list("pk", flat=True).first()
+    # the next card to label after this one, those I skipped or flagged last
+    next_id = Turn.objects.for_annotator(study, request.user).next_for(request.user, turn)
     if next_id is None:
         url = reverse("queue", args=[study.slug])
         if request.htmx:
@@ -206,6 +230,7 @@ def _render_card(
         "mine": mine,
         "locked": card_status != CardStatus.OPEN,
         "state_status": card_status,
+        "put_off": CardSkip.objects.filter(turn=turn, annotator=request.user).first(),
         **_ticks(request.user, turn, types, form, mine, card_status),
         **_position(study, request.user, turn),
     }

@@ -51,6 +51,7 @@ from ..models import (
     Study,
     Turn,
 )
+from .nav import escalated_for, escalated_left_after
 
 PAGE_SIZE = 50
 PAGE = "annotation/discussion/page.html"
@@ -141,6 +142,7 @@ def moderate_queue(request: HttpRequest, slug: str) -> HttpResponse:
     query.pop("page", None)
     ctx = {"study": study, "filters": filters, "page": page, "counts": counts, "totals": totals}
     ctx["query"] = query.urlencode()
+    ctx["escalated_left"] = escalated_for(request.user, study, role).count()
     return render(request, "annotation/discussion/moderate_queue.html", ctx)
 
 
@@ -356,9 +358,9 @@ def _render_discussion(
         "decision_error": decision_error,
         "comment_error": comment_error,
         "comment_text": comment_text,
+        "escalated_left": escalated_left_after(request.user, study, card),
     }
-    partial = request.htmx and not page
-    template = f"{PAGE}#discussion" if partial else PAGE
+    template = f"{PAGE}#discussion" if request.htmx and not page else PAGE
     return render(request, template, ctx, status=http)
 
 

@@ -1,31 +1,43 @@
 """The lead's jobs: start an agreement or export job, follow any job (one htmx poller,
 `job_detail`, and one partial, jobs/_job.html, for every kind and every page) and download
-an export. The "Jobs" panel sits on the study page (views.study calls `jobs_panel_context`);
-the conversations page lists its imports with `recent_jobs`. Both reap lost jobs first.
+an export. The "Jobs" panel sits on the study page (views.study calls `jobs_panel_context`):
+the study's jobs a page at a time, newest first, filtered by kind (`job_list` serves it to
+htmx; the same links and form work on the study page without JavaScript); the conversations
+page lists its imports with `recent_jobs`. Both reap lost jobs first.
 Every view starts with get_study_for_lead, so a non-lead gets a 404 on the partial, the
 POSTs and the download alike."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.db import transaction
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseForbidden
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseForbidden,
+    QueryDict,
+)
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from ..access import agreement_locked_reason, get_job_for_lead, lead_post
+from ..access import agreement_locked_reason, get_job_for_lead, lead_page, lead_post
 from ..agreement.data import data_stamp
 from ..exports import EXPORT_FORMATS, may_download
-from ..forms import AgreementForm, ExportForm, form_errors
+from ..forms import AgreementForm, ExportForm, JobFilter, form_errors
 from ..models import Job, JobKind, JobStatus, Study
 from ..tasks import run_agreement, run_export
 
 RECENT_JOBS = 10
+JOBS_PER_PAGE = 10
 NOT_BLIND_FOR_YOU = (
     "This export was not made for you: you annotate in this study, and the file may show "
     "other annotators' round-1 labels on cards still open in your groups. Please start "
@@ -54,9 +66,20 @@ def recent_jobs(study: Study, kinds: list[str]) -> list[Job]:
     return list(study.jobs.filter(kind__in=kinds).select_related("created_by")[:RECENT_JOBS])
 
 
-def jobs_panel_context(study: Study, user) -> dict:
-    """What the study page's Jobs panel needs: a fixed number of queries."""
-    jobs = recent_jobs(study, [JobKind.AGREEMENT, JobKind.EXPORT])
+def jobs_panel_context(study: Study, user, params: QueryDict | None = None) -> dict:
+    """What the study page's Jobs panel needs: one page of the study's jobs of every kind (or
+    the kind `params` asks for), newest first, its page `jobs_page`; lost jobs reaped first.
+    A fixed number of queries, however many jobs. An unknown kind lists every kind, and the
+    form says what was wrong (`job_filter`)."""
+    params = params if params is not None else QueryDict()
+    job_filter = JobFilter(params)
+    kind = job_filter.cleaned_data["kind"] if job_filter.is_valid() else ""
+    Job.objects.reap_lost()
+    listed = study.jobs.select_related("created_by")
+    if kind:
+        listed = listed.filter(kind=kind)
+    page = Paginator(listed, JOBS_PER_PAGE).get_page(params.get("jobs_page"))
+    jobs = list(page)
     latest = next(
         (j for j in jobs if j.kind == JobKind.AGREEMENT and j.status == JobStatus.DONE), None
     )
@@ -64,6 +87,9 @@ def jobs_panel_context(study: Study, user) -> dict:
         latest.check_stale = True
     return {
         "jobs": jobs,
+        "jobs_page": page,
+        "job_filter": job_filter,
+        "jobs_query": urlencode({"kind": kind}) if kind else "",
         "job_rounds": _rounds(study),
         "export_formats": EXPORT_FORMATS,
         "report_url": reverse("report", args=[study.slug]),
@@ -76,6 +102,23 @@ def _panel_response(request: HttpRequest, study: Study, http: int = 200) -> Http
         ctx = {"study": study, **jobs_panel_context(study, request.user)}
         return render(request, f"{PANEL}#panel", ctx, status=http)
     return redirect("study", study.slug)
+
+
+@lead_page
+@require_GET
+def job_list(request: HttpRequest, study: Study) -> HttpResponse:
+    """The Jobs panel with the page and kind asked for (its filter form and page links, htmx);
+    without htmx, the study page showing the same. An unknown kind: 422, the form says so."""
+    if not request.htmx:
+        return redirect(reverse("study", args=[study.slug]) + _query(request) + "#jobs-panel")
+    ctx = {"study": study, **jobs_panel_context(study, request.user, request.GET)}
+    status = 422 if ctx["job_filter"].errors else 200
+    return render(request, f"{PANEL}#panel", ctx, status=status)
+
+
+def _query(request: HttpRequest) -> str:
+    query = request.GET.urlencode()
+    return f"?{query}" if query else ""
 
 
 @lead_post

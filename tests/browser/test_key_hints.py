@@ -31,8 +31,15 @@ CARD_HINTS = {
     "title:Show the earlier turns (c)",
     "title:Diff with earlier code (d)",
     "text:Keys: the key beside a type toggles it, 0 no smell, Enter submit, Ctrl+Enter in a "
-    "text box, p/n previous/next, c earlier turns, d code diff. Hover a type for its definition.",
+    "text box, p/n previous/next, c earlier turns, d code diff, s skip, f flag for later. Hover "
+    "a type for its definition.",
     "text:Ctrl+Enter · This card goes with it as the example.",
+    # skip and flag for later: tests/browser/test_skip_flag.py
+    "kbd:s",
+    "title:Skip this card (s)",
+    "kbd:f",
+    "title:Flag this card for later (f)",
+    "text:Ctrl+Enter flags the card, Escape closes the box.",
 }
 REVISE_HINTS = {
     "kbd:<type key>",

@@ -1,0 +1,91 @@
+"""Putting a card off: skip it (key s), or flag it for later with a reason (key f). Either way
+the next card of the queue comes at once, and the card comes back at the end of the queue
+(TurnQuerySet.next_for) until it is labelled; labelling it stays allowed as usual. The lead
+reads the flags on the "Flagged cards" page, which never shows anyone's labels."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import Exists, OuterRef, Subquery
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import reswap, retarget
+
+from ..access import get_card_for_annotator, get_study_for_user, lead_page, round1_hidden_from
+from ..forms import FlagForm, form_errors
+from ..models import Annotation, CardSkip, Group, SkipKind, Study, Turn
+from .annotate import _after_submit
+
+PER_PAGE = 50
+BOX = "annotation/skip/_skip_flag.html#flag_box"
+# what the flags page shows: never a turn's text, nor anyone's labels
+FLAG_FIELDS = ("kind", "reason", "created_at", "annotator__username", "turn__index")
+FLAG_FIELDS += ("turn__conversation__external_id", "turn__conversation__n_turns")
+
+
+@login_required
+@require_POST
+def skip(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
+    study, _ = get_study_for_user(request.user, slug)
+    turn, _group = get_card_for_annotator(request.user, study, turn_id)
+    CardSkip.put_off(turn, request.user, SkipKind.SKIP)
+    messages.success(request, f"Skipped {_name(turn)}: it comes back at the end of your queue.")
+    return _after_submit(request, study, turn)
+
+
+@login_required
+@require_POST
+def flag(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
+    """A flag needs a reason; a refused one comes back with what was typed (the reason box
+    alone for htmx, a page of its own without JavaScript), and nothing is recorded."""
+    study, _ = get_study_for_user(request.user, slug)
+    turn, _group = get_card_for_annotator(request.user, study, turn_id)
+    form = FlagForm(request.POST)
+    if not form.is_valid():
+        ctx = {"study": study, "turn": turn, "reason": request.POST.get("reason", "")}
+        ctx["flag_error"] = form_errors(form, " ")
+        if request.htmx:
+            response = render(request, BOX, ctx, status=422)
+            return retarget(reswap(response, "outerHTML"), "#flag-box")
+        return render(request, "annotation/skip/flag.html", ctx, status=422)
+    CardSkip.put_off(turn, request.user, SkipKind.FLAG, form.cleaned_data["reason"])
+    messages.success(
+        request, f"Flagged {_name(turn)} for later: it comes back at the end of your queue."
+    )
+    return _after_submit(request, study, turn)
+
+
+def _name(turn: Turn) -> str:
+    return f"turn {turn.index} of {turn.conversation.external_id[:48]}"
+
+
+@lead_page
+@require_GET
+def flagged_cards(request: HttpRequest, study: Study) -> HttpResponse:
+    """The study's flags, newest first, with whether their annotator has labelled the card
+    since: three queries a page, whatever the number of flags. A reason may give a judgment
+    away, so someone else's reason on a card the lead annotates in round 1 stays hidden
+    (access.round1_hidden_from), like the labels and notes."""
+    labelled = Annotation.objects.filter(
+        turn_id=OuterRef("turn_id"), annotator_id=OuterRef("annotator_id"), round=1
+    ).filter(is_current=True)
+    # the flagger's group for the card, so the link opens that group's discussion
+    group = Group.objects.filter(
+        assignments__conversation_id=OuterRef("turn__conversation_id"),
+        annotators=OuterRef("annotator_id"),
+    ).values("pk")[:1]
+    hidden = round1_hidden_from(request.user, study).filter(pk=OuterRef("turn_id"))
+    flags = (
+        CardSkip.objects.filter(kind=SkipKind.FLAG, turn__conversation__study=study)
+        .select_related("annotator", "turn__conversation")
+        .only(*FLAG_FIELDS)
+        .annotate(labelled=Exists(labelled), in_group=Subquery(group), blind=Exists(hidden))
+        .order_by("-created_at", "-pk")
+    )
+    page = Paginator(flags, PER_PAGE).get_page(request.GET.get("page"))
+    for f in page:
+        f.reason_hidden = f.blind and f.annotator_id != request.user.pk
+    return render(request, "annotation/lead/flags.html", {"study": study, "page": page})
