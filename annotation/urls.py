@@ -5,7 +5,19 @@ from __future__ import annotations
 
 from django.urls import include, path
 
-from .views import annotate, diff, discussion, gold, jobs, lead, nav, proposals, report, skip, timing
+from .views import (
+    annotate,
+    diff,
+    discussion,
+    gold,
+    jobs,
+    lead,
+    nav,
+    proposals,
+    report,
+    skip,
+    timing,
+)
 
 # /s/<slug>/cards/<turn_id>/...: one card, for its annotators, moderators and leads
 card = [
