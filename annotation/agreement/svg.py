@@ -16,7 +16,7 @@ from xml.sax.saxutils import escape as _escape
 
 FONT = "system-ui, -apple-system, 'Segoe UI', sans-serif"
 ACCENT = (47, 91, 211)  # --accent of cardsort.css
-MUTED = "#667085"
+MUTED = "#5b6477"  # --muted of cardsort.css
 LINE = "#d9dde5"
 # a label column wider than this is cut with an ellipsis (the full text stays in <title>)
 MAX_LABEL_CHARS = 34
@@ -158,6 +158,15 @@ def _shade(t: float) -> str:
     return f"rgb({r},{g},{b})"
 
 
+def _ink(t: float) -> str:
+    """White or black, whichever stands out more on the shade of `t`: 4.5:1 at least on any
+    shade (WCAG AA for text; no grey would be on the mid shades)."""
+    srgb = [round(255 + (c - 255) * t) / 255 for c in ACCENT]
+    r, g, b = (v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in srgb)
+    lum = 0.2126 * r + 0.7152 * g + 0.0722 * b  # WCAG's relative luminance
+    return "#fff" if 1.05 / (lum + 0.05) >= (lum + 0.05) / 0.05 else "#000"
+
+
 def heatmap(
     rows: Sequence[str],
     cols: Sequence[str],
@@ -214,7 +223,7 @@ def heatmap(
             t = v / vmax if vmax else 0.0
             x, y = left + cell * j, top + cell * i
             shown = f"{v:g}" if isinstance(v, float) else str(v)
-            ink = "#fff" if t > 0.55 else "#1d2330"
+            ink = _ink(t)
             out.append(
                 f"<g><title>{esc(f'{r} × {c}: {shown} {cell_label}')}</title>"
                 f'<rect x="{_num(x)}" y="{_num(y)}" width="{_num(cell)}" height="{_num(cell)}" '

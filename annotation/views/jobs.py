@@ -45,6 +45,7 @@ NOT_BLIND_FOR_YOU = (
 )
 PANEL = "annotation/jobs/panel.html"
 JOB = "annotation/jobs/_job.html"
+JOB_PAGE = "annotation/jobs/page.html"  # the same, opened as a page
 
 
 def _rounds(study: Study) -> list[int]:
@@ -164,7 +165,7 @@ def job_detail(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
     _mark_stale(study, job)
     ctx = {"study": study, "job": job, "report_url": reverse("report", args=[study.slug])}
     ctx["agreement_locked"] = agreement_locked_reason(request.user, study)
-    response = render(request, JOB, ctx)
+    response = render(request, JOB if request.htmx else JOB_PAGE, ctx)
     if job.is_finished and request.htmx:
         # the last poll: the conversations page refreshes its counts on this event
         response["HX-Trigger"] = "job-finished"
