@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.urls import include, path
 
-from .views import annotate, discussion, gold, jobs, lead, proposals, report
+from .views import annotate, browse, discussion, gold, jobs, lead, proposals, report
 
 # /s/<slug>/cards/<turn_id>/...: one card, for its annotators, moderators and leads
 card = [
@@ -22,6 +22,8 @@ card = [
 # /s/<slug>/lead/...: setting the study up, and the study-level gold of overlap cards
 lead_pages = [
     path("conversations/", lead.conversations, name="lead_conversations"),
+    path("conversations/<int:conversation_id>/", browse.conversation, name="lead_conversation"),
+    path("browse/", browse.browse, name="lead_browse"),
     path("import/", lead.import_conversations, name="lead_import"),
     path("import/annotations/", lead.import_annotations, name="lead_import_annotations"),
     path("assign/", lead.assign, name="lead_assign"),
