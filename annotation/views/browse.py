@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from ..access import lead_page
-from ..browse import BrowseFilter, Choices, conversation_cards, state_counts, with_summary
+from ..browse import BrowseFilter, Choices, conversation_cards, page_rows
 from ..models import Conversation, Study
 
 PAGE_SIZE = 50
@@ -29,12 +29,10 @@ def browse(request: HttpRequest, study: Study) -> HttpResponse:
     ctx = {"study": study, "form": form, "page": None}
     if not form.is_valid():
         return render(request, "annotation/lead/browse.html", ctx, status=400)
-    text = form.cleaned_data.get("q", "")
-    rows = with_summary(form.conversations(study), text)
-    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
-    state_counts(list(page))
-    query = urlencode(form.query_string())
-    ctx.update(page=page, query=query, text=text)
+    ids = form.conversations(study).values_list("pk", flat=True)
+    page = Paginator(ids, PAGE_SIZE).get_page(request.GET.get("page"))
+    rows = page_rows(list(page), form.cleaned_data.get("q", ""))
+    ctx.update(page=page, rows=rows, query=urlencode(form.query_string()))
     return render(request, "annotation/lead/browse.html", ctx)
 
 

@@ -4,8 +4,17 @@ lead logged in. The conversations are made with helpers.make_browsable."""
 from __future__ import annotations
 
 import pytest
+from django.core.cache import cache
 
 from tests.factories import make_group, make_user
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    """The browser caches a study's choices; a test starts with none cached."""
+    cache.clear()
+    yield
+    cache.clear()
 
 
 @pytest.fixture

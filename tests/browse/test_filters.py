@@ -108,6 +108,14 @@ def test_it_filters_by_model_from_the_conversation_or_its_turns(lead_client, wor
     assert listed(lead_client.get(browse_url(), {"model": "vicuna-13b"})) == {"lmsys-77"}
 
 
+def test_a_new_import_brings_its_values_into_the_choices(lead_client, world, study):
+    assert "mistral-7b" not in options(lead_client.get(browse_url()), "model")
+    make_browsable(study, "new", metadata={"model": "Mistral-7B", "language": "French"})
+    response = lead_client.get(browse_url(), {"model": "mistral-7b"})
+    assert listed(response) == {"new"}
+    assert "french" in options(response, "language")
+
+
 def test_it_filters_by_language_with_no_language_as_one_choice(lead_client, world):
     response = lead_client.get(browse_url(), {"language": "chinese"})
     assert listed(response) == {"wc-zh"}
