@@ -34,7 +34,7 @@ RARE = "flibbertigibbet"  # a word in one turn in a thousand: a search that find
 def make_record(rng: random.Random, i: int, n_turns: int) -> dict:
     language = rng.choice(LANGUAGES)
     conversation = []
-    for t in range(n_turns):
+    for _ in range(n_turns):
         topic = rng.choice(TOPICS)
         user = f"Can you {topic}? Here is what I have:\n{_code(rng)}\nIt fails with KeyError."
         if rng.random() < 0.001:
@@ -188,18 +188,18 @@ def run(study, lead, groups, runs: int, only_text: bool = False) -> None:
         request.user = lead
         median, worst, db, response = timed(browse, request, study.slug, runs=runs)
         count = response.content.decode().split('id="result-count">', 1)[1].split(" ", 1)[0]
-        print(
-            f"  {name:<28} {count:>6} conv {median:6.0f} ms ({db:4.0f} in the database), slowest {worst:4.0f}"
-        )
+        print(f"  {name:<28} {count:>6} conv " + _figures(median, db, worst))
     if not only_text:
         shared = Conversation.objects.filter(study=study, assignments__group=groups[1])
         target = shared.filter(assignments__group=groups[0]).first()
         request = factory.get("/")
         request.user = lead
         median, worst, db, _ = timed(conversation, request, study.slug, target.pk, runs=runs)
-        print(
-            f"  {'one conversation page':<28} {'':>11} {median:6.0f} ms ({db:4.0f} in the database), slowest {worst:4.0f}"
-        )
+        print(f"  {'one conversation page':<28} {'':>11} " + _figures(median, db, worst))
+
+
+def _figures(median: float, db: float, worst: float) -> str:
+    return f"{median:6.0f} ms ({db:4.0f} in the database), slowest {worst:4.0f}"
 
 
 def add_trigram_indexes() -> None:
