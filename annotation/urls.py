@@ -7,6 +7,7 @@ from django.urls import include, path
 
 from .views import (
     annotate,
+    browse,
     diff,
     discussion,
     gold,
@@ -38,6 +39,8 @@ card = [
 # /s/<slug>/lead/...: setting the study up, and the study-level gold of overlap cards
 lead_pages = [
     path("conversations/", lead.conversations, name="lead_conversations"),
+    path("conversations/<int:conversation_id>/", browse.conversation, name="lead_conversation"),
+    path("browse/", browse.browse, name="lead_browse"),
     path("import/", lead.import_conversations, name="lead_import"),
     path("import/annotations/", lead.import_annotations, name="lead_import_annotations"),
     path("assign/", lead.assign, name="lead_assign"),
