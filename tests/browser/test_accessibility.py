@@ -16,7 +16,18 @@ import pytest
 from django.utils import timezone
 
 from annotation.agreement.data import compute_study_report
-from annotation.models import Comment, Conversation, Job, JobKind, JobStatus, Kind, Proposal
+from annotation.models import (
+    CardSkip,
+    CardTime,
+    Comment,
+    Conversation,
+    Job,
+    JobKind,
+    JobStatus,
+    Kind,
+    Proposal,
+    SkipKind,
+)
 from tests.browser.a11y import assert_no_serious_violations, focused, tab_through
 from tests.browser.pages import htmx_ready, key_of, wait_for_card
 from tests.factories import PASSWORD, label, make_conversation, make_group, make_user
@@ -53,6 +64,9 @@ def world(study, alice, bob, lead):
         label(overlap, user, code)
     add_proposals(study, lead, alice, bob, cards, disputed)
     agreement = add_jobs(study, lead)
+    CardSkip.objects.create(turn=cards[2], annotator=bob, kind=SkipKind.FLAG, reason="unclear")
+    for turn, ms in ((cards[0], 41_000), (disputed, 75_000)):
+        CardTime.objects.create(turn=turn, annotator=alice, active_ms=ms)
     return SimpleNamespace(
         study=study,
         cards=cards,
@@ -148,6 +162,16 @@ def wrong_password(page, world) -> None:
     page.wait_for_selector(".error")
 
 
+def open_diff(page, world) -> None:
+    press("d")(page, world)
+    page.wait_for_selector("#diff-panel:not([hidden]) table, #diff-panel:not([hidden]) pre")
+
+
+def open_flag_box(page, world) -> None:
+    press("f")(page, world)
+    page.wait_for_selector("#flag-box[open] textarea")
+
+
 def open_proposal_box(page, world) -> None:
     page.get_by_text("None fits? Propose a new type").click()
     page.wait_for_selector("#propose input[name=name]")
@@ -194,7 +218,10 @@ PAGES = [
     Page("card with the context open", "alice", card("cards", 2), open_context),
     Page("card with a refusal message", "alice", card("cards", 0), refused_submit),
     Page("card with the proposal box open", "alice", card("cards", 1), open_proposal_box),
+    Page("card with the code diff open", "alice", card("cards", 2), open_diff),
+    Page("card with the flag box open", "alice", card("cards", 1), open_flag_box),
     Page("my cards", "alice", lambda w: "/s/s1/cards/"),
+    Page("my cards, filtered", "alice", lambda w: "/s/s1/cards/?state=disputed&q=c2"),
     Page("discussion, annotator", "alice", lambda w: f"/s/s1/cards/{w.disputed.pk}/discussion/"),
     Page("discussion, moderator", "moderator", lambda w: f"/s/s1/cards/{w.escalated.pk}/discussion/"),
     Page("discuss queue", "alice", lambda w: "/s/s1/discuss/"),
@@ -206,6 +233,14 @@ PAGES = [
     Page("lead: groups", "lead", lambda w: "/s/s1/lead/groups/"),
     Page("lead: study gold", "lead", lambda w: "/s/s1/lead/gold/"),
     Page("lead: job detail", "lead", lambda w: f"/s/s1/jobs/{w.agreement.pk}/"),
+    Page("lead: flagged cards", "lead", lambda w: "/s/s1/lead/flags/"),
+    Page("lead: time per card", "lead", lambda w: "/s/s1/lead/time/"),
+    Page("lead: conversation browser", "lead", lambda w: "/s/s1/lead/browse/?q=c2"),
+    Page(
+        "lead: one conversation",
+        "lead",
+        lambda w: f"/s/s1/lead/conversations/{w.disputed.conversation_id}/",
+    ),
 ]  # fmt: skip
 
 

@@ -50,7 +50,7 @@ def check_the_rollback(page) -> None:
     page.evaluate("document.activeElement?.blur()")
     page.keyboard.press("d")
     page.wait_for_selector("#diff-panel table.diff.split")
-    assert "compared with turn 2" in page.inner_text("#diff-panel h4")
+    assert "compared with turn 2" in page.inner_text("#diff-panel h3")
     removed = cells(page, "table.split td.del")
     assert [r.removeprefix("− ").strip() for r in removed] == GUARD
     added = cells(page, "table.split td.add")
