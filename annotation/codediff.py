@@ -104,6 +104,9 @@ class BlockDiff:
     similarity: float = 0.0
     rows: list[Row] = field(default_factory=list)
     unified: list[UnifiedLine] = field(default_factory=list)
+    # the other earlier turns with a block it may be compared with, to pick by hand (the
+    # closest of a rollback is the old code; the fix it undid is in a turn listed here)
+    others: list[int] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -187,9 +190,12 @@ def closest(block: CodeBlock, earlier: Sequence[CodeBlock]) -> tuple[CodeBlock |
     return best, max(best_ratio, 0.0)
 
 
-def diff_reply(text: str, turn: int, earlier_replies: Iterable[tuple[int, str]]) -> list[BlockDiff]:
+def diff_reply(
+    text: str, turn: int, earlier_replies: Iterable[tuple[int, str]], against: int | None = None
+) -> list[BlockDiff]:
     """Each code block of `text` (the reply of turn `turn`) against its closest block among
-    `earlier_replies`, (turn index, reply text) pairs of the earlier turns."""
+    `earlier_replies`, (turn index, reply text) pairs of the earlier turns; with `against`,
+    its closest block of that turn only."""
     blocks = code_blocks(text, turn)
     if not blocks:
         return []
@@ -199,10 +205,13 @@ def diff_reply(text: str, turn: int, earlier_replies: Iterable[tuple[int, str]])
             candidates.extend(code_blocks(reply, index))
     out = []
     for block in blocks:
-        match, ratio = closest(block, candidates)
+        comparable = [c for c in candidates if _same_language(block, c)]
+        pool = comparable if against is None else [c for c in comparable if c.turn == against]
+        match, ratio = closest(block, pool)
         d = BlockDiff(block, match, round(ratio, 3))
         if match is not None:
             d.rows, d.unified = line_diff(match.lines, block.lines)
+        d.others = sorted({c.turn for c in comparable} - {match.turn if match else None})
         out.append(d)
     return out
 

@@ -46,16 +46,30 @@ def card_diff(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
         return HttpResponseBadRequest(
             f"Unknown view {view!r} in ?view=: choose split or unified.", content_type="text/plain"
         )
+    against = request.GET.get("against", "")
+    if against and not (against.isascii() and against.isdigit() and int(against) < turn.index):
+        return HttpResponseBadRequest(
+            f"?against= must name an earlier turn (1 to {turn.index - 1}), not {against!r}.",
+            content_type="text/plain",
+        )
     earlier = Turn.objects.filter(
         conversation_id=turn.conversation_id, index__lt=turn.index
     ).values_list("index", "reply_text")
-    query = request.GET.copy()
-    query["view"] = "unified" if view == "split" else "split"
-    ctx = {
-        "turn": turn,
-        "diffs": diff_reply(turn.reply_text, turn.index, earlier),
-        "view": view,
-        "other_view": VIEWS[query["view"]],
-        "other_url": f"{request.path}?{query.urlencode()}",
-    }
+    diffs = diff_reply(turn.reply_text, turn.index, earlier, int(against) if against else None)
+    for d in diffs:  # a link per other earlier turn with comparable code, in this view
+        d.other_links = [(t, _url(request, view=view, against=t)) for t in d.others]
+    other = "unified" if view == "split" else "split"
+    ctx = {"turn": turn, "diffs": diffs, "view": view, "against": against}
+    ctx.update(other_view=VIEWS[other], other_url=_url(request, view=other))
+    ctx["closest_url"] = _url(request, view=view, against=None)
     return render(request, "annotation/_diff.html", ctx)
+
+
+def _url(request: HttpRequest, **params) -> str:
+    """This partial's URL with `params` set (None: dropped), the rest of the query kept."""
+    query = request.GET.copy()
+    for key, value in params.items():
+        query.pop(key, None)
+        if value is not None:
+            query[key] = value
+    return f"{request.path}?{query.urlencode()}"

@@ -172,3 +172,28 @@ def test_hostile_text_stays_text():
     (d,) = diff_reply(reply(fence(evil, "html")), 2, [(1, reply(fence("<p>hi</p>\n", "html")))])
     texts = ["".join(t for t, _ in r.new) for r in d.rows]
     assert texts == ["<script>alert(1)</script>", '<img src=x onerror="alert(2)">']
+
+
+# --- another earlier turn, picked by hand ----------------------------------------------------
+
+
+def test_a_rollback_is_closest_to_the_old_code_and_lists_the_fix_to_compare_with():
+    """Turn 3 brings turn 1's bug back: the closest block is turn 1's (the same code), and
+    turn 2, whose fix it undid, is offered; against turn 2 the diff shows the fix removed."""
+    earlier = [
+        (1, reply(fence(BUGGY))),
+        (2, reply(fence(FIXED))),
+        (3, reply(fence("x = 1\n", "js"))),
+    ]
+    (closest,) = diff_reply(reply(fence(BUGGY)), 4, earlier)
+    assert (closest.earlier.turn, closest.changed, closest.others) == (1, False, [2])
+    (picked,) = diff_reply(reply(fence(BUGGY)), 4, earlier, against=2)
+    assert (picked.earlier.turn, picked.others) == (2, [1])
+    removed, added = sides(picked, "delete")
+    assert removed == ["    if not xs:", "        return 0.0"] and added == ["", ""]
+
+
+def test_against_a_turn_without_comparable_code_finds_nothing():
+    earlier = [(1, reply(fence(BUGGY))), (2, reply(fence("let y = 2;\n", "js")))]
+    (d,) = diff_reply(reply(fence(FIXED)), 3, earlier, against=2)
+    assert d.earlier is None and d.message == "No earlier code in Python." and d.others == [1]

@@ -142,3 +142,23 @@ def test_a_group_that_is_not_a_number_is_no_such_card(client, lead, turns):
     client.force_login(lead)
     for group in ("x", "²", "-1"):
         assert client.get(diff_url(turns[1], f"?group={group}"), **HTMX).status_code == 404, group
+
+
+def test_another_earlier_turn_may_be_picked_and_the_closest_comes_back(client, alice, turns):
+    client.force_login(alice)
+    closest = client.get(diff_url(turns[2]), **HTMX).content.decode()
+    assert 'data-against="1"' in closest and 'data-against="2"' not in closest
+    r = client.get(diff_url(turns[2], "?view=unified&against=1"), **HTMX)
+    text = text_of(r)
+    assert "compared with turn 1" in text and "return x * 1" in text
+    assert "the closest code" in text and 'data-against="2"' in r.content.decode()
+
+
+@pytest.mark.parametrize("against", ["3", "0x1", "-1", "4"])
+def test_against_must_name_an_earlier_turn(client, alice, turns, against):
+    client.force_login(alice)
+    r = client.get(diff_url(turns[2], f"?against={against}"), **HTMX)
+    assert (
+        r.status_code == 400
+        and "?against= must name an earlier turn (1 to 2)" in r.content.decode()
+    )
