@@ -30,8 +30,11 @@ CARD_HINTS = {
     "title:Next card (n)",
     "title:Show the earlier turns (c)",
     "text:Keys: the key beside a type toggles it, 0 no smell, Enter submit, Ctrl+Enter in a "
-    "text box, p/n previous/next, c earlier turns. Hover a type for its definition.",
+    "text box, p/n previous/next, c earlier turns (again: hide them), ? the guideline (each "
+    "type's definition and example).",
     "text:Ctrl+Enter · This card goes with it as the example.",
+    "kbd:?",  # the guideline button
+    "title:Close the guideline (Escape or ?)",
 }
 REVISE_HINTS = {
     "kbd:<type key>",
@@ -39,6 +42,8 @@ REVISE_HINTS = {
     "text:Keys: the key beside a type toggles it, 0 no smell, Ctrl+Enter saves.",
     "text:Ctrl+Enter",  # the comment box
     "title:Show the earlier turns (c)",  # the discussion shows the turn too
+    "kbd:?",  # the guideline button
+    "title:Close the guideline (Escape or ?)",
 }
 DECIDE_HINTS = {
     "kbd:<type key>",
@@ -46,6 +51,8 @@ DECIDE_HINTS = {
     "text:Keys: the key beside a type toggles it, 0 no smell, Ctrl+Enter decides.",
     "text:Ctrl+Enter",
     "title:Show the earlier turns (c)",
+    "kbd:?",
+    "title:Close the guideline (Escape or ?)",
 }
 
 HINTS_JS = """() => {
@@ -195,6 +202,34 @@ def test_c_shows_the_earlier_turns(live_server, alice_page, cards):
     assert card_id(alice_page) == cards[2].pk
 
 
+def test_c_again_hides_the_earlier_turns_and_c_shows_them_again(live_server, alice_page, cards):
+    open_card(alice_page, live_server.url, cards[2])
+    alice_page.keyboard.press("c")
+    alice_page.wait_for_selector("#context .context-turn")
+    alice_page.keyboard.press("c")
+    assert not alice_page.locator("#context-turns").is_visible()
+    assert (
+        alice_page.locator("[data-context]").get_attribute("title") == "Show the earlier turns (c)"
+    )
+    alice_page.keyboard.press("c")
+    assert alice_page.locator("#context .context-turn").first.is_visible()
+    assert (
+        alice_page.locator("[data-context]").get_attribute("title") == "Hide the earlier turns (c)"
+    )
+
+
+def test_question_mark_opens_the_guideline_escape_and_question_mark_close_it(
+    live_server, alice_page, cards
+):
+    open_card(alice_page, live_server.url, cards[0])
+    for close in ("Escape", "?"):
+        alice_page.keyboard.press("?")
+        assert alice_page.locator("#guide").is_visible()
+        assert "Code Rollback" in alice_page.inner_text("#guide")
+        alice_page.keyboard.press(close)
+        assert not alice_page.locator("#guide").is_visible()
+
+
 def test_ctrl_enter_sends_a_proposal(live_server, alice_page, alice, cards):
     open_card(alice_page, live_server.url, cards[0])
     alice_page.get_by_text("None fits? Propose a new type").click()
@@ -227,6 +262,21 @@ def test_c_shows_the_earlier_turns_on_the_discussion(live_server, alice_page, di
     alice_page.keyboard.press("c")
     alice_page.wait_for_selector("#context .context-turn")
     assert "function number 1" in alice_page.inner_text("#context")
+
+
+def test_c_toggles_and_question_mark_opens_the_guideline_on_the_discussion(
+    live_server, alice_page, disputed
+):
+    open_discussion(alice_page, live_server.url, disputed)
+    htmx_ready(alice_page, "#context button")
+    alice_page.keyboard.press("c")
+    alice_page.wait_for_selector("#context .context-turn")
+    alice_page.keyboard.press("c")
+    assert not alice_page.locator("#context-turns").is_visible()
+    alice_page.keyboard.press("?")
+    assert alice_page.locator("#guide").is_visible()
+    alice_page.keyboard.press("Escape")
+    assert not alice_page.locator("#guide").is_visible()
 
 
 def test_ctrl_enter_saves_the_revision(live_server, alice_page, alice, disputed):
