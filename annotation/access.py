@@ -15,6 +15,20 @@ from django.views.decorators.http import require_POST
 
 from .models import Annotation, CardState, CardStatus, Group, Job, Kind, Role, Study, Turn
 
+# Why a member may not open a page (a 403 that says so: templates/403.html). Someone who is
+# not a member gets the 404 of a study that does not exist instead: nothing is revealed.
+LEADS_ONLY = "Leads only: this page is for the study's leads."
+LEADS_AND_MODERATORS_ONLY = (
+    "Leads and moderators only: this page is for the study's leads and moderators."
+)
+LEADS_AND_EXPERTS_ONLY = (
+    "Leads and experts only: the study's leads and expert members decide proposals."
+)
+STILL_IN_ROUND_1 = (
+    "This card is still in round 1: its discussion opens once every annotator of your group "
+    "has labelled it, so that your labels stay your own judgment."
+)
+
 
 def get_study_for_user(user, slug: str) -> tuple[Study, str]:
     """The study and the user's role in it; 404 for non-members, so a study's existence
@@ -26,9 +40,13 @@ def get_study_for_user(user, slug: str) -> tuple[Study, str]:
     return study, role
 
 
-def get_study_for_lead(user, slug: str) -> Study:
+def get_study_for_lead(user, slug: str, *, say_why: bool = False) -> Study:
+    """The study for one of its leads; 404 for everyone else, or with `say_why` (the pages)
+    a 403 "Leads only" for a member who is not a lead (the API keeps its 404)."""
     study, role = get_study_for_user(user, slug)
     if role != Role.LEAD:
+        if say_why:
+            raise PermissionDenied(LEADS_ONLY)
         raise Http404("No such study")
     return study
 
@@ -143,9 +161,10 @@ def is_expert(study: Study, user, role: str | None) -> bool:
 
 
 def get_study_for_expert(user, slug: str) -> Study:
+    """The study for one of its experts (a page); a 403 for another member, 404 otherwise."""
     study, role = get_study_for_user(user, slug)
     if not is_expert(study, user, role):
-        raise Http404("No such study")
+        raise PermissionDenied(LEADS_AND_EXPERTS_ONLY)
     return study
 
 
@@ -194,21 +213,22 @@ def get_card_for_discussion(
     user, study: Study, role: str, turn_id: int, group_id: int | None = None
 ) -> DiscussionCard:
     """404 unless the user moderates the card's group or leads the study, or annotates in the
-    group; and 404 for whoever annotates the card while round 1 is under way in their group,
-    whatever their other roles (access.may_see_round1). `group_id` picks one of the groups
-    sharing the card; someone who labels the card in another group sees this one only once
-    round 1 is over in their own."""
+    group; and a 403 "still in round 1" for whoever annotates the card while round 1 is under
+    way in their group, whatever their other roles and whichever group's discussion they ask
+    for (access.may_see_round1): they know the card, and learn nothing else from it.
+    `group_id` picks one of the groups sharing the card; someone who labels the card in
+    another group sees this one only once round 1 is over in their own."""
     turn = get_object_or_404(
         Turn.objects.select_related("conversation"), pk=turn_id, conversation__study=study
     )
     groups = list(Group.objects.filter(assignments__conversation_id=turn.conversation_id))
     own = next((g for g in groups if g.annotators.filter(pk=user.pk).exists()), None)
+    if own is not None and not _own_round_1_over(user, turn, own):
+        raise PermissionDenied(STILL_IN_ROUND_1)  # before any group is picked: none is named
     group = _pick_group(user, role, groups, own, group_id)
     if group is None:
         raise Http404("No such card")
     group.study = study
-    if group != own and own is not None and not _own_round_1_over(user, turn, own):
-        raise Http404("No such card")  # another group's labels, before round 1 ends in mine
     state = CardState.objects.filter(turn=turn, group=group).first()
     if state is not None:
         state.turn, state.group = turn, group
@@ -237,13 +257,14 @@ def _own_round_1_over(user, turn: Turn, own: Group) -> bool:
 
 
 def get_moderated_groups(user, study: Study, role: str) -> list[Group]:
-    """The groups whose queue the user works: all of them for a lead; 404 for no group."""
+    """The groups whose queue the user works: all of them for a lead; a 403 for a member who
+    moderates no group (the user is a member: get_study_for_user came first)."""
     groups = Group.objects.filter(study=study).order_by("name")
     if role != Role.LEAD:
         groups = groups.filter(moderator=user)
     groups = list(groups)
     if not groups:
-        raise Http404("No groups to moderate")
+        raise PermissionDenied(LEADS_AND_MODERATORS_ONLY)
     return groups
 
 
@@ -251,17 +272,20 @@ def get_moderated_groups(user, study: Study, role: str) -> list[Group]:
 
 
 def get_job_for_lead(user, slug: str, job_id: int) -> tuple[Study, Job]:
-    study = get_study_for_lead(user, slug)
+    """A job of the study, on a lead's page: a member who is not a lead is told "Leads only"
+    before the job is looked up, so its existence does not show."""
+    study = get_study_for_lead(user, slug, say_why=True)
     job = get_object_or_404(Job.objects.select_related("created_by"), pk=job_id, study=study)
     return study, job
 
 
 def get_study_for_reporter(user, slug: str) -> Study:
     """Leads and moderators see the whole study's agreement; annotators do not (it shows
-    every annotator's labels against the others'), and get the same 404 as non-members."""
+    every annotator's labels against the others'): they are told it is for leads and
+    moderators (403), and non-members get the 404 of a study that does not exist."""
     study, role = get_study_for_user(user, slug)
     if role not in (Role.LEAD, Role.MODERATOR):
-        raise Http404("No such study")
+        raise PermissionDenied(LEADS_AND_MODERATORS_ONLY)
     locked = agreement_locked_reason(user, study)
     if locked:
         raise PermissionDenied(locked)
@@ -269,12 +293,14 @@ def get_study_for_reporter(user, slug: str) -> Study:
 
 
 def lead_page(view):
-    """A lead's page: login, then the URL's study for one of its leads, else a 404 (pages,
-    partials and POSTs alike). The view is called with the study, not the slug."""
+    """A lead's page: login, then the URL's study for one of its leads, else a 403 "Leads
+    only" for a member and a 404 for anyone else (pages, partials and POSTs alike). The view
+    is called with the study, not the slug."""
 
     @wraps(view)
     def with_study(request, slug: str, *args, **kwargs):
-        return view(request, get_study_for_lead(request.user, slug), *args, **kwargs)
+        study = get_study_for_lead(request.user, slug, say_why=True)
+        return view(request, study, *args, **kwargs)
 
     return login_required(with_study)
 

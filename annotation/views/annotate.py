@@ -28,6 +28,7 @@ from ..models import (
     Study,
     Turn,
 )
+from . import feedback
 from .jobs import jobs_panel_context
 from .nav import filter_my_cards, studies_progress, to_discuss_count
 
@@ -156,7 +157,8 @@ def card(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
             card_status=_card_status(turn, group),
             http=409,
         )
-    return _after_submit(request, study, turn)
+    saved = feedback.labels_saved(study.slug, turn, form.cleaned_data["chosen_types"])
+    return _after_submit(request, study, turn, saved)
 
 
 def _refused(form: AnnotationForm) -> str:
@@ -180,12 +182,18 @@ def card_context(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     return render(request, "annotation/card.html#context", ctx)
 
 
-def _after_submit(request: HttpRequest, study: Study, turn: Turn) -> HttpResponse:
-    # the next card to label after this one, those I skipped or flagged last
+def _after_submit(
+    request: HttpRequest, study: Study, turn: Turn, saved: str = ""
+) -> HttpResponse:
+    """The next card to label (those I skipped or flagged last), saying what was `saved`
+    (on the card, or as a message on the page a redirect leads to)."""
+    if saved and not request.htmx:
+        feedback.tell(request, saved)
     next_id = Turn.objects.for_annotator(study, request.user).next_for(request.user, turn)
     if next_id is None:
         url = reverse("queue", args=[study.slug])
         if request.htmx:
+            feedback.tell(request, saved)
             return HttpResponseClientRedirect(url)
         return redirect(url)
     if not request.htmx:
@@ -193,7 +201,7 @@ def _after_submit(request: HttpRequest, study: Study, turn: Turn) -> HttpRespons
     next_turn, next_group = get_card_for_annotator(request.user, study, next_id)
     types = study.taxonomy_version.type_list()
     status = _card_status(next_turn, next_group)
-    response = _render_card(request, study, next_turn, types, card_status=status)
+    response = _render_card(request, study, next_turn, types, card_status=status, saved=saved)
     return push_url(response, reverse("card", args=[study.slug, next_id]))
 
 
@@ -207,9 +215,11 @@ def _render_card(
     error: str = "",
     card_status: str = CardStatus.OPEN,
     http: int = 200,
+    saved: str = "",
 ) -> HttpResponse:
     """The card (a page, or its #card partial for htmx): the stored labels, or with `form`
-    the input the server sent back to be corrected; `error` says why a submit was refused."""
+    the input the server sent back to be corrected; `error` says why a submit was refused,
+    `saved` what the previous card's submit saved."""
     if form is not None and card_status != CardStatus.OPEN:
         # a locked card shows what is stored, whatever was posted to it
         errors = form_errors(form, " ")
@@ -227,6 +237,7 @@ def _render_card(
         "types": types,
         "form": form,
         "error": error,
+        "saved": saved,
         "mine": mine,
         "locked": card_status != CardStatus.OPEN,
         "state_status": card_status,

@@ -52,6 +52,7 @@ from ..models import (
     Turn,
 )
 from .nav import escalated_for, escalated_left_after
+from . import feedback
 
 PAGE_SIZE = 50
 PAGE = "annotation/discussion/page.html"
@@ -175,9 +176,11 @@ def discussion(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
         card = _reload(request.user, study, card)
         # the form shows what is stored, never the refused ticks; the error says why
         return _render_discussion(request, study, card, error=str(e), http=409)
+    saved = feedback.revision_saved(form.cleaned_data["chosen_types"], card.round)
     if not request.htmx:
+        feedback.tell(request, saved)
         return redirect(reverse("discussion", args=[study.slug, card.turn.pk]) + card.query)
-    return _render_discussion(request, study, _reload(request.user, study, card), saved=True)
+    return _render_discussion(request, study, _reload(request.user, study, card), saved=saved)
 
 
 @login_required
@@ -216,11 +219,13 @@ def comment(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
             Comment.objects.create(
                 turn=card.turn, group=card.group, author=request.user, round=card.round, text=text
             )
+    sent = "" if error else feedback.comment_sent(card.round)
     if request.htmx:
-        ctx = {"study": study, "card": card, "comments": _comments(card)}
+        ctx = {"study": study, "card": card, "comments": _comments(card), "comment_sent": sent}
         ctx.update(comment_error=error, comment_text=text if error else "")
         return render(request, "annotation/discussion/_thread.html", ctx, status=http)
     if not error:
+        feedback.tell(request, sent)
         url = reverse("discussion", args=[study.slug, card.turn.pk])
         return redirect(f"{url}{card.query}#thread")
     return _render_discussion(
@@ -251,9 +256,11 @@ def decide(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
         CardState.decide(card.turn, card.group, request.user, d["chosen_types"], d["rationale"])
     except (AlreadyDecided, NotDecidable) as e:
         return _decision_refused(request, study, card, form, str(e))
+    saved = feedback.decided(d["chosen_types"])
     if not request.htmx:
+        feedback.tell(request, saved)
         return redirect(reverse("discussion", args=[study.slug, card.turn.pk]) + card.query)
-    return _render_discussion(request, study, _reload(request.user, study, card))
+    return _render_discussion(request, study, _reload(request.user, study, card), saved=saved)
 
 
 def _decision_refused(request, study, card, form, message: str) -> HttpResponse:
@@ -319,7 +326,7 @@ def _render_discussion(
     *,
     form: AnnotationForm | None = None,
     error: str = "",
-    saved: bool = False,
+    saved: str = "",
     decision_form: ConsensusForm | None = None,
     decision_error: str = "",
     comment_error: str = "",

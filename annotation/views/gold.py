@@ -22,7 +22,7 @@ PAGE_SIZE = 20
 @login_required
 @require_GET
 def gold_queue(request: HttpRequest, slug: str) -> HttpResponse:
-    study = get_study_for_lead(request.user, slug)
+    study = get_study_for_lead(request.user, slug, say_why=True)
     cards = StudyGold.disputed_cards(study)
     page = Paginator(cards, PAGE_SIZE).get_page(request.GET.get("page"))
     ctx = {"study": study, "page": page, "types": study.taxonomy_version.type_list()}
@@ -34,7 +34,7 @@ def gold_queue(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def gold_decide(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     """The lead's study-level gold of one overlap card; a second decision changes nothing."""
-    study = get_study_for_lead(request.user, slug)
+    study = get_study_for_lead(request.user, slug, say_why=True)
     turn = get_object_or_404(Turn, pk=turn_id, conversation__study=study)
     form = ConsensusForm(request.POST, types=study.taxonomy_version.type_list())
     if not any(t.pk == turn.pk for t, _ in StudyGold.disputed_cards(study)) and not (

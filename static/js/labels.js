@@ -10,7 +10,8 @@
 // on the one last clicked or typed in, else on the first.
 // Unsaved changes (a form that differs from what the server rendered, or one the server sent
 // back refused, data-unsaved) are guarded: leaving the page asks first (beforeunload), and so
-// does an htmx request that would replace the form (p / n on the card).
+// does an htmx request that would replace the form (p / n on the card). The same for the
+// other boxes one types in (form[data-guard]: a comment, a proposal).
 // History: a labels page is never restored from a snapshot (htmx's, or the browser's
 // back-forward cache): it is fetched again, so it shows what is stored.
 // A refusal (409 already decided or round closed, 422 bad input) carries its message in the
@@ -40,6 +41,9 @@
   function card() { return document.getElementById("card"); }
   function labelsForms() {
     return Array.prototype.slice.call(document.querySelectorAll("form[data-hotkeys]"));
+  }
+  function guardedForms() {
+    return Array.prototype.slice.call(document.querySelectorAll("form[data-hotkeys], form[data-guard]"));
   }
   function labelsForm() {
     if (active && document.contains(active)) return active;
@@ -156,22 +160,25 @@
   }
   document.addEventListener("submit", function (e) {
     // htmx has already taken (prevented) its own posts; what is left leaves the page
-    if (!e.defaultPrevented && e.target.hasAttribute("data-hotkeys")) submitting = true;
+    if (!e.defaultPrevented && e.target.matches("[data-hotkeys], [data-guard]")) submitting = true;
   });
   window.addEventListener("beforeunload", function (e) {
-    if (submitting || !labelsForms().some(unsaved)) return;
+    if (submitting || !guardedForms().some(unsaved)) return;
     e.preventDefault();
     e.returnValue = "";  // what older browsers need to ask
   });
   document.body.addEventListener("htmx:confirm", function (e) {
     var swapped = e.detail.target;
     var own = e.detail.elt.closest ? e.detail.elt.closest("form") : null;
-    var lost = labelsForms().some(function (f) {
+    var lost = guardedForms().filter(function (f) {
       return f !== own && swapped && swapped.contains(f) && unsaved(f);
     });
-    if (!lost) return;
+    if (!lost.length) return;
     e.preventDefault();
-    if (window.confirm("Your labels here are not saved. Leave without saving them?")) {
+    var what = lost.some(function (f) { return f.hasAttribute("data-hotkeys"); })
+      ? "Your labels here are not saved. Leave without saving them?"
+      : "What you typed here is not sent. Leave without sending it?";
+    if (window.confirm(what)) {
       e.detail.issueRequest(true);
     }
   });
@@ -181,7 +188,7 @@
     var status = e.detail.xhr.status;
     var elt = e.detail.elt;
     // saved: nothing to warn about, even if the answer is a redirect (the last card)
-    if (status >= 200 && status < 300 && elt.matches && elt.matches("form[data-hotkeys]")) {
+    if (status >= 200 && status < 300 && elt.matches && elt.matches("form[data-hotkeys], form[data-guard]")) {
       keepAsSaved(elt);
     }
   });

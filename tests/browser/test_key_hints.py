@@ -31,8 +31,8 @@ CARD_HINTS = {
     "title:Show the earlier turns (c)",
     "title:Diff with earlier code (d)",
     "text:Keys: the key beside a type toggles it, 0 no smell, Enter submit, Ctrl+Enter in a "
-    "text box, p/n previous/next, c earlier turns, d code diff, s skip, f flag for later. Hover "
-    "a type for its definition.",
+    "text box, p/n previous/next, c earlier turns (again: hide them), d code diff, s skip, f flag "
+    "for later, ? the guideline (each type's definition and example).",
     "text:Ctrl+Enter · This card goes with it as the example.",
     # skip and flag for later: tests/browser/test_skip_flag.py
     "kbd:s",
@@ -40,6 +40,8 @@ CARD_HINTS = {
     "kbd:f",
     "title:Flag this card for later (f)",
     "text:Ctrl+Enter flags the card, Escape closes the box.",
+    "kbd:?",  # the guideline button
+    "title:Close the guideline (Escape or ?)",
 }
 REVISE_HINTS = {
     "kbd:<type key>",
@@ -48,6 +50,8 @@ REVISE_HINTS = {
     "text:Ctrl+Enter",  # the comment box
     "title:Show the earlier turns (c)",  # the discussion shows the turn too
     "title:Diff with earlier code (d)",
+    "kbd:?",  # the guideline button
+    "title:Close the guideline (Escape or ?)",
 }
 DECIDE_HINTS = {
     "kbd:<type key>",
@@ -56,6 +60,8 @@ DECIDE_HINTS = {
     "text:Ctrl+Enter",
     "title:Show the earlier turns (c)",
     "title:Diff with earlier code (d)",
+    "kbd:?",
+    "title:Close the guideline (Escape or ?)",
 }
 
 HINTS_JS = """() => {
@@ -224,6 +230,34 @@ def test_d_in_a_text_box_is_typed_not_a_diff(live_server, alice_page, cards):
     assert alice_page.locator("#diff-panel").is_hidden()
 
 
+def test_c_again_hides_the_earlier_turns_and_c_shows_them_again(live_server, alice_page, cards):
+    open_card(alice_page, live_server.url, cards[2])
+    alice_page.keyboard.press("c")
+    alice_page.wait_for_selector("#context .context-turn")
+    alice_page.keyboard.press("c")
+    assert not alice_page.locator("#context-turns").is_visible()
+    assert (
+        alice_page.locator("[data-context]").get_attribute("title") == "Show the earlier turns (c)"
+    )
+    alice_page.keyboard.press("c")
+    assert alice_page.locator("#context .context-turn").first.is_visible()
+    assert (
+        alice_page.locator("[data-context]").get_attribute("title") == "Hide the earlier turns (c)"
+    )
+
+
+def test_question_mark_opens_the_guideline_escape_and_question_mark_close_it(
+    live_server, alice_page, cards
+):
+    open_card(alice_page, live_server.url, cards[0])
+    for close in ("Escape", "?"):
+        alice_page.keyboard.press("?")
+        assert alice_page.locator("#guide").is_visible()
+        assert "Code Rollback" in alice_page.inner_text("#guide")
+        alice_page.keyboard.press(close)
+        assert not alice_page.locator("#guide").is_visible()
+
+
 def test_ctrl_enter_sends_a_proposal(live_server, alice_page, alice, cards):
     open_card(alice_page, live_server.url, cards[0])
     alice_page.get_by_text("None fits? Propose a new type").click()
@@ -269,6 +303,21 @@ def test_d_shows_the_code_diff_on_the_discussion(browser, live_server, disputed,
     assert "compared with turn 1" in page.inner_text("#diff-panel")
     assert errors == []
     context.close()
+
+
+def test_c_toggles_and_question_mark_opens_the_guideline_on_the_discussion(
+    live_server, alice_page, disputed
+):
+    open_discussion(alice_page, live_server.url, disputed)
+    htmx_ready(alice_page, "#context button")
+    alice_page.keyboard.press("c")
+    alice_page.wait_for_selector("#context .context-turn")
+    alice_page.keyboard.press("c")
+    assert not alice_page.locator("#context-turns").is_visible()
+    alice_page.keyboard.press("?")
+    assert alice_page.locator("#guide").is_visible()
+    alice_page.keyboard.press("Escape")
+    assert not alice_page.locator("#guide").is_visible()
 
 
 def test_ctrl_enter_saves_the_revision(live_server, alice_page, alice, disputed):

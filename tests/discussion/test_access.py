@@ -15,14 +15,16 @@ WRITE = ["discussion", "comment", "decide"]
 DECISION = {"types": ["must_do_omission"], "rationale": "the reply drops a must-do"}
 
 
-def assert_nothing_shows(client, turn):
+def assert_nothing_shows(client, turn, refused: int = 404):
+    """Every read and write of the card's discussion is refused: 404 (as for a card that
+    does not exist) to an outsider, 403 "still in round 1" to one of its annotators."""
     for name in READ:
-        assert client.get(study_url(name, turn)).status_code == 404, name
-        assert client.get(study_url(name, turn), **HTMX).status_code == 404, name
+        assert client.get(study_url(name, turn)).status_code == refused, name
+        assert client.get(study_url(name, turn), **HTMX).status_code == refused, name
     for name in WRITE:
         data = {"text": "hello", **DECISION}
-        assert client.post(study_url(name, turn), data).status_code == 404, name
-        assert client.post(study_url(name, turn), data, **HTMX).status_code == 404, name
+        assert client.post(study_url(name, turn), data).status_code == refused, name
+        assert client.post(study_url(name, turn), data, **HTMX).status_code == refused, name
     assert not Comment.objects.exists()
     assert not Consensus.objects.filter(turn=turn).exists()
 
@@ -38,7 +40,7 @@ def test_it_hides_round_1_before_my_own_submit(client, alice, bob, turns_a):
     turn = turns_a[0]
     label(turn, bob, "code_rollback", note="bob-secret-note")
     client.force_login(alice)
-    assert_nothing_shows(client, turn)
+    assert_nothing_shows(client, turn, refused=403)
     assert "bob-secret-note" not in client.get(study_url("card", turn)).content.decode()
 
 
@@ -46,7 +48,7 @@ def test_it_hides_round_1_after_my_submit_until_bob_submits(client, alice, bob, 
     turn = turns_a[0]
     label(turn, alice, "ambiguous_instruction")
     client.force_login(alice)
-    assert_nothing_shows(client, turn)
+    assert_nothing_shows(client, turn, refused=403)
     assert "conv-a" not in client.get(study_url("discuss_queue")).content.decode()
 
     label(turn, bob, "code_rollback", note="bob-now-visible")
@@ -62,7 +64,7 @@ def test_it_hides_round_1_in_a_group_of_three_until_all_submitted(client, study,
     label(turn, alice, "ambiguous_instruction")
     label(turn, bob, "code_rollback", note="bob-secret-note")
     client.force_login(alice)
-    assert_nothing_shows(client, turn)
+    assert_nothing_shows(client, turn, refused=403)
     label(turn, dora, "code_rollback")
     html = client.get(study_url("discussion", turn)).content.decode()
     assert "bob-secret-note" in html
@@ -84,7 +86,7 @@ def test_it_never_shows_bobs_labels_in_alices_api_card(alice, bob, turns_a):
 def test_it_refuses_the_moderator_queue_to_annotators(client, alice, bob, charlie, disputed):
     for user in (alice, bob):
         client.force_login(user)
-        assert client.get(study_url("moderate_queue")).status_code == 404
+        assert client.get(study_url("moderate_queue")).status_code == 403  # members: told why
 
 
 def test_it_refuses_a_decision_to_the_cards_annotators(client, alice, disputed):

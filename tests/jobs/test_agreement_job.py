@@ -86,10 +86,10 @@ def test_a_job_nobody_picks_up_says_it_waits_for_a_worker(client, study, lead, s
 
 
 def test_only_leads_start_jobs_and_see_them(client, study, alice, labelled, eager):
-    client.force_login(alice)
-    assert start(client, study).status_code == 404
+    client.force_login(alice)  # a member: told "Leads only"
+    assert start(client, study).status_code == 403
     job = Job.objects.create(study=study, kind=JobKind.AGREEMENT, params={"round": 1})
-    assert client.get(reverse("job_detail", args=[study.slug, job.pk])).status_code == 404
+    assert client.get(reverse("job_detail", args=[study.slug, job.pk])).status_code == 403
     page = client.get(reverse("study", args=[study.slug])).content.decode()
     assert "Compute agreement" not in page
     assert not Job.objects.exclude(pk=job.pk).exists()

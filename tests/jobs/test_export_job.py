@@ -56,10 +56,10 @@ def test_the_page_links_the_download(client, study, exported):
 
 
 def test_nobody_else_downloads_it(client, study, exported, alice, charlie):
-    client.force_login(alice)  # an annotator of the study
-    assert download(client, study, exported).status_code == 404
+    client.force_login(alice)  # an annotator of the study: told "Leads only"
+    assert download(client, study, exported).status_code == 403
     client.force_login(charlie)
-    assert download(client, study, exported).status_code == 404
+    assert download(client, study, exported).status_code == 403
     client.force_login(make_user("erin"))  # not a member at all
     assert download(client, study, exported).status_code == 404
 

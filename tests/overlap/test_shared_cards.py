@@ -31,8 +31,9 @@ def test_it_keeps_group_bs_round_1_labels_from_group_a_before_they_submit(
     assert "code_rollback" not in card.content.decode().split('name="types"')[0]
     for name in ("discussion", "card_timeline"):
         url = reverse(name, args=[study.slug, turn.pk])
-        assert client.get(url).status_code == 404
-        assert client.get(url, {"group": b.pk}).status_code == 404
+        # alice labels the card: told it is still in round 1, whichever group she names
+        assert client.get(url).status_code == 403
+        assert client.get(url, {"group": b.pk}).status_code == 403
     api = client.get(f"/api/studies/{study.slug}/cards/{turn.pk}/")
     assert "code_rollback" not in api.content.decode()
     # after alice and bob submit, A's discussion shows A's labels only, never B's
@@ -145,8 +146,8 @@ def test_it_lets_the_lead_decide_the_study_gold_where_groups_differ(
 
 
 def test_it_refuses_the_gold_queue_to_non_leads(client, study, alice, shared):
-    client.force_login(alice)
-    assert client.get(reverse("lead_gold", args=[study.slug])).status_code == 404
+    client.force_login(alice)  # a member: told it is for leads
+    assert client.get(reverse("lead_gold", args=[study.slug])).status_code == 403
 
 
 def test_it_gives_groups_agree_when_every_groups_consensus_is_the_same(study, alice, bob, shared):

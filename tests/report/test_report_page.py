@@ -137,13 +137,14 @@ def test_moderators_see_the_report(client, study, labelled):
 
 
 @pytest.mark.parametrize("username", ["alice", "outsider"])
-def test_annotators_and_outsiders_get_404(client, study, labelled, username):
+def test_annotators_get_403_and_outsiders_get_404(client, study, labelled, username):
     make_report_job(study)
     user = make_user(username)
-    assert _get(client, user, study).status_code == 404
+    refused = 403 if username == "alice" else 404  # a member is told why, an outsider nothing
+    assert _get(client, user, study).status_code == refused
     for fmt_ in ("json", "csv", "md", "tex"):
         url = reverse("report_download", args=[study.slug, fmt_])
-        assert client.get(url).status_code == 404
+        assert client.get(url).status_code == refused
 
 
 def test_it_redirects_anonymous_users_to_login(client, study):

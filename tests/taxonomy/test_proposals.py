@@ -138,14 +138,14 @@ def test_the_card_has_a_separate_collapsed_propose_form(client, study, alice, tu
 # the queue
 
 
-def test_students_and_outsiders_get_404_for_the_queue(client, study, alice, charlie, turns):
+def test_students_get_403_and_outsiders_404_for_the_queue(client, study, alice, charlie, turns):
     url = reverse("proposals", args=[study.slug])
-    client.force_login(alice)
-    assert client.get(url).status_code == 404
+    client.force_login(alice)  # a student member: told it is for leads and experts
+    assert client.get(url).status_code == 403
     a_proposal(study, turns[0], alice)
     p = Proposal.objects.get()
     assert (
-        client.post(decide_url(study, p), {"action": "reject", "reason": "no"}).status_code == 404
+        client.post(decide_url(study, p), {"action": "reject", "reason": "no"}).status_code == 403
     )
     client.force_login(charlie)
     assert client.get(url).status_code == 404
