@@ -182,9 +182,7 @@ def card_context(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     return render(request, "annotation/card.html#context", ctx)
 
 
-def _after_submit(
-    request: HttpRequest, study: Study, turn: Turn, saved: str = ""
-) -> HttpResponse:
+def _after_submit(request: HttpRequest, study: Study, turn: Turn, saved: str = "") -> HttpResponse:
     """The next card to label (those I skipped or flagged last), saying what was `saved`
     (on the card, or as a message on the page a redirect leads to)."""
     if saved and not request.htmx:

@@ -51,8 +51,8 @@ from ..models import (
     Study,
     Turn,
 )
-from .nav import escalated_for, escalated_left_after
 from . import feedback
+from .nav import escalated_for, escalated_left_after
 
 PAGE_SIZE = 50
 PAGE = "annotation/discussion/page.html"
