@@ -302,7 +302,7 @@ def test_it_shows_a_key_beside_every_type_of_a_derived_version(client, study, al
     html = client.get(card_url(study, turn)).content.decode()
     for code, key in zip(added.values(), "abe", strict=True):
         assert f'value="{code}" data-hotkey="{key}"' in html
-    assert html.count("<kbd>") == 12 + 1 + 1 + 2  # the types, "no smell" (0), Enter, s, f
+    assert html.count("<kbd>") == 12 + 1 + 1 + 2 + 1  # types, no smell (0), Enter, s, f, ?
 
 
 def test_a_post_to_a_locked_card_shows_the_stored_labels(client, study, alice, bob, conversation):

@@ -43,7 +43,8 @@ def test_the_lead_sees_the_flags_and_whether_they_were_labelled(
 def test_only_leads_see_the_flags(client, study, alice, moderator, turns, who):
     put_off(turns[0], alice, "why")
     client.force_login(make_user(who))
-    assert client.get(url("lead_flags", study)).status_code == 404
+    r = client.get(url("lead_flags", study))
+    assert r.status_code == 403 and "Leads only" in r.text and "why" not in r.text
 
 
 def test_the_study_page_links_to_the_flags_with_their_count(client, study, lead, alice, turns):

@@ -100,7 +100,8 @@ def test_an_unknown_kind_is_a_clear_error(client, study, lead, jobs):
 
 def test_only_a_lead_lists_the_jobs(client, study, alice, turns, jobs):
     client.force_login(alice)
-    assert client.get(url("job_list", study), **HTMX).status_code == 404
+    r = client.get(url("job_list", study), **HTMX)
+    assert r.status_code == 403 and "Leads only" in r.text
 
 
 def test_the_list_costs_the_same_queries_however_many_jobs(

@@ -107,4 +107,5 @@ def test_the_count_leaves_out_other_moderators_groups_and_cards_i_annotate(
 
 def test_an_annotator_has_no_next_escalated_card(client, study, alice, escalated):
     client.force_login(alice)
-    assert client.get(url("next_escalated", study)).status_code == 404
+    r = client.get(url("next_escalated", study))
+    assert r.status_code == 403 and "Leads and moderators only" in r.text

@@ -91,9 +91,9 @@ def test_the_page_states_how_the_percentile_is_computed(client, study, lead):
 
 def test_the_page_is_for_leads_only(client, study, cards, alice):
     moderator = make_user("moderator")
-    for user in (alice, moderator, make_user("stranger")):
+    for user, status in ((alice, 403), (moderator, 403), (make_user("stranger"), 404)):
         client.force_login(user)
-        assert client.get(study_url("lead_card_times")).status_code == 404, user
+        assert client.get(study_url("lead_card_times")).status_code == status, user
 
 
 def test_the_study_page_links_to_it_for_leads_only(client, study, lead, cards, alice):
