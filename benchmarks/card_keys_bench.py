@@ -95,6 +95,7 @@ def worker_setup(studies: list[str], n_conversations: int, n_groups: int) -> dic
     _django()
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
+    from django.db import connection
 
     from annotation.models import Study, Turn
 
@@ -113,6 +114,11 @@ def worker_setup(studies: list[str], n_conversations: int, n_groups: int) -> dic
         with tempfile.TemporaryDirectory(prefix="cardsort-card-keys-") as tmp:
             info = card_keys_study.build(Path(tmp), n_conversations, n_groups, PASSWORD)
         out["10k"] = info | {"password": PASSWORD, "seconds": time.perf_counter() - started}
+    if connection.vendor == "postgresql":
+        # what autovacuum does soon after a bulk import; without it the planner sees empty
+        # tables and walks whole indexes (autovacuum may be off, as on this machine's server)
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM ANALYZE")
     for info in out.values():
         study = Study.objects.get(slug=info["slug"])
         user = get_user_model().objects.get(username=info["annotator"])
