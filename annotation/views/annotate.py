@@ -22,6 +22,7 @@ from ..models import (
     CardSkip,
     CardState,
     CardStatus,
+    Conversation,
     Role,
     RoundClosed,
     SkipKind,
@@ -266,17 +267,27 @@ def _ticks(user, turn: Turn, types: list, form, mine, card_status: str) -> dict:
 
 
 def _position(study: Study, user, turn: Turn) -> dict:
-    """Where the card stands among the user's cards: progress, its place, its neighbours."""
+    """Where the card stands among the user's cards: progress, its place, its neighbours.
+    Counted over the user's conversations (their turn counts) and labels, not over every
+    card: a card page must cost the same with 500 cards or 50,000."""
     cards = Turn.objects.for_annotator(study, user)
-    done, total = cards.progress(user)
-    before = Q(conversation_id__lt=turn.conversation_id) | Q(
-        conversation_id=turn.conversation_id, index__lt=turn.index
+    mine = Conversation.objects.filter(study=study, assignments__group__annotators=user)
+    earlier = Q(id__lt=turn.conversation_id)
+    counts = mine.aggregate(
+        total=Coalesce(Sum("n_turns"), 0), before=Coalesce(Sum("n_turns", filter=earlier), 0)
     )
+    done = Annotation.objects.filter(
+        annotator=user,
+        round=1,
+        is_current=True,
+        turn__conversation__study=study,
+        turn__conversation__assignments__group__annotators=user,
+    ).count()
     return {
         "done": done,
-        "total": total,
-        "position": cards.filter(before).count() + 1,
-        "prev_id": cards.before(turn).values_list("pk", flat=True).last(),
+        "total": counts["total"],
+        "position": counts["before"] + turn.index,
+        "prev_id": cards.before_in_queue(turn).values_list("pk", flat=True).last(),
         "next_id": cards.after(turn).values_list("pk", flat=True).first(),
     }
 

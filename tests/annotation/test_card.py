@@ -318,3 +318,25 @@ def test_a_post_to_a_locked_card_shows_the_stored_labels(client, study, alice, b
     assert checked_boxes(html) == {"code_rollback"}
     assert "data-unsaved" not in html
     assert "Not saved: Pick at least one type" in html
+
+
+def test_the_card_says_its_place_and_my_progress_among_my_cards_only(
+    client, study, alice, bob, charlie, group, conversation
+):
+    """Counted over alice's conversations: another group's conversation, and labels of
+    others, never count; the place runs across her conversations in queue order."""
+    other = make_group(study, "g2", [charlie, make_user("dave")])
+    make_conversation(study, "theirs", n_turns=4, group=other)
+    second = make_conversation(study, "conv-b", n_turns=2, group=group)
+    first_turns = list(conversation.turns.order_by("index"))
+    for turn in first_turns[:2]:
+        post_labels(client_for(client, alice), study, turn, types=["code_rollback"])
+    post_labels(client_for(client, bob), study, first_turns[2], types=["code_rollback"])
+    client.force_login(alice)
+    html = client.get(card_url(study, second.turns.get(index=2))).content.decode()
+    assert "<title>Card 5 ·" in html and "2 of 5 labelled" in html
+
+
+def client_for(client, user):
+    client.force_login(user)
+    return client
