@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.models import Annotation, CardState, Comment, Consensus, Proposal
+from annotation.models import Annotation, CardState, Comment, Consensus, Proposal, Turn
 from tests.browser.pages import (
     card_id,
     checked_codes,
@@ -30,7 +30,7 @@ CARD_HINTS = {
     "title:Next card (n)",
     "title:Show the earlier turns (c)",
     "text:Keys: the key beside a type toggles it, 0 no smell, Enter submit, Ctrl+Enter in a "
-    "text box, p/n previous/next, c earlier turns. Hover a type for its definition.",
+    "text box, p/n previous/next, c earlier turns, t tool calls. Hover a type for its definition.",
     "text:Ctrl+Enter · This card goes with it as the example.",
 }
 REVISE_HINTS = {
@@ -39,6 +39,10 @@ REVISE_HINTS = {
     "text:Keys: the key beside a type toggles it, 0 no smell, Ctrl+Enter saves.",
     "text:Ctrl+Enter",  # the comment box
     "title:Show the earlier turns (c)",  # the discussion shows the turn too
+}
+# the discussion of an agent's turn (it has tool calls) says t too
+AGENT_REVISE_HINTS = {
+    h.replace("0 no smell, Ctrl", "0 no smell, t tool calls, Ctrl") for h in REVISE_HINTS
 }
 DECIDE_HINTS = {
     "kbd:<type key>",
@@ -94,6 +98,24 @@ def disputed(cards, alice, bob):
     label(turn, bob, "must_do_omission")
     assert CardState.objects.get(turn=turn).status == "disputed"
     return turn
+
+
+TOOL_PARTS = [
+    {"type": "tool_call", "name": "Bash", "arguments": '{"command": "pytest -q"}'},
+    {"type": "tool_result", "content": "3 passed"},
+    {"type": "thinking", "thinking": "The tests pass."},
+]
+
+
+def with_tool_parts(turn):
+    """The turn as an agent's: its reply made tool calls."""
+    Turn.objects.filter(pk=turn.pk).update(reply_parts=TOOL_PARTS)
+    return turn
+
+
+def open_parts(page) -> list[bool]:
+    """Whether each folded part of the shown turn is open."""
+    return page.eval_on_selector_all("section.turn details.part", "els => els.map(e => e.open)")
 
 
 def open_discussion(page, base: str, turn) -> None:
@@ -195,6 +217,26 @@ def test_c_shows_the_earlier_turns(live_server, alice_page, cards):
     assert card_id(alice_page) == cards[2].pk
 
 
+def test_t_opens_all_tool_calls_then_closes_them(live_server, alice_page, cards):
+    open_card(alice_page, live_server.url, with_tool_parts(cards[1]))
+    assert open_parts(alice_page) == [False, False, False]
+    alice_page.keyboard.press("t")
+    assert open_parts(alice_page) == [True, True, True]
+    assert alice_page.locator("section.turn details.part").first.get_by_text("pytest -q").count()
+    alice_page.keyboard.press("t")
+    assert open_parts(alice_page) == [False, False, False]
+    # one opened by a click: t opens the others, as long as not all are open
+    alice_page.locator("section.turn details.part summary").nth(1).click()
+    alice_page.evaluate("document.activeElement?.blur()")
+    alice_page.keyboard.press("t")
+    assert open_parts(alice_page) == [True, True, True]
+    # typed in a text box, t is a letter
+    alice_page.focus("#card textarea[name=note]")
+    alice_page.keyboard.press("t")
+    assert open_parts(alice_page) == [True, True, True]
+    assert alice_page.input_value("#card textarea[name=note]") == "t"
+
+
 def test_ctrl_enter_sends_a_proposal(live_server, alice_page, alice, cards):
     open_card(alice_page, live_server.url, cards[0])
     alice_page.get_by_text("None fits? Propose a new type").click()
@@ -215,6 +257,19 @@ def test_ctrl_enter_sends_a_proposal(live_server, alice_page, alice, cards):
 def test_the_key_beside_each_type_toggles_it_in_the_revise_form(live_server, alice_page, disputed):
     open_discussion(alice_page, live_server.url, disputed)
     keys_toggle_their_types(alice_page, "#revise")
+
+
+def test_the_discussion_of_an_agents_turn_says_t_and_t_opens_its_tool_calls(
+    live_server, alice_page, disputed
+):
+    open_discussion(alice_page, live_server.url, with_tool_parts(disputed))
+    assert hints(alice_page) == AGENT_REVISE_HINTS
+    htmx_ready(alice_page, "#revise")
+    leave_text_box(alice_page)
+    alice_page.keyboard.press("t")
+    assert open_parts(alice_page) == [True, True, True]
+    alice_page.keyboard.press("t")
+    assert open_parts(alice_page) == [False, False, False]
 
 
 def saved_round_2(alice):
