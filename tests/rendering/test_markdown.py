@@ -210,6 +210,14 @@ def test_prose_in_a_block_is_not_guessed_as_code():
     assert tree.all("pre") == [{"data-lang": ""}] and tree.all("span") == []
 
 
+def test_a_block_built_to_make_the_guess_backtrack_is_answered_at_once():
+    # A comment line, then long words on many lines: a signal that crossed lines with nested
+    # repeats backtracked exponentially on it (this test never ended, it did not fail).
+    block = "# " + "\n".join(["abcdefghij" * 3] * 30)
+    assert guess_language(block) == ""
+    assert message_html(f"```\n{block}\n```")
+
+
 def test_an_indented_block_is_code_and_guessed():
     tree = render("Run:\n\n    import sys\n    def main():\n        print(sys.argv)\n")
     assert tree.all("pre")[0]["data-lang"] == "python"
