@@ -74,6 +74,8 @@ def _clean(html: str) -> str:
         url_relative="deny",
         link_rel=REL,
         filter_style_properties={"text-align"},
+        # a code block may scroll sideways: the keyboard must reach it to scroll it
+        set_tag_attribute_values={"pre": {"tabindex": "0"}},
         strip_comments=True,
     )
 

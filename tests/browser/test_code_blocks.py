@@ -14,6 +14,12 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 LONG = "x = [" + ", ".join(str(i) for i in range(400)) + "]"
 REPLY = f"Here is the fix:\n\n```python\ndef f():\n    {LONG}\n    return x\n```\n\nSee [the docs](https://docs.example/f)."
+# every construct the rendering makes, for axe-core to judge
+CONSTRUCTS = """# Title\n\n**bold**, *it*, ~~gone~~, `code`, [link](https://a.example/x), <https://b.example>
+![alt text](https://img.example/i.png)\n\n> quoted\n\n1. one\n2. two\n\n- a\n- b\n
+| name | n |\n|:--|--:|\n| a | 1 |\n\n```js\nconst x = 1; // comment\nlet s = "str";\n```
+```diff\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new\n```
+```sql\nSELECT a FROM t WHERE b = 'c' AND n > 3;\n```"""
 
 
 @pytest.fixture
@@ -41,5 +47,26 @@ def test_a_long_code_line_scrolls_inside_its_block(browser, live_server, turn):
     form = page.locator("#card form.types").bounding_box()
     assert form["x"] + form["width"] <= 1280
     assert "the docs (https://docs.example/f)" in page.inner_text(".message.reply")
+    assert errors == []
+    context.close()
+
+
+def test_axe_finds_nothing_serious_in_rendered_text(browser, live_server, turn):
+    from axe_playwright_python.sync_playwright import Axe
+
+    Turn.objects.filter(pk=turn.pk).update(
+        user_text=CONSTRUCTS,
+        reply_parts=[{"type": "tool_call", "name": "Bash", "arguments": '{"command": "ls"}'}],
+    )
+    context, page, errors = log_in(browser, live_server, "alice")
+    open_card(page, live_server.url, turn)
+    page.keyboard.press("t")  # the parts' bodies too
+    results = Axe().run(page, context={"include": [[".turn"]]})
+    serious = [
+        (v["id"], [n["target"] for n in v["nodes"]])
+        for v in results.response["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+    assert serious == []
     assert errors == []
     context.close()

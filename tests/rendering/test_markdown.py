@@ -60,7 +60,18 @@ def assert_safe(tree: Tree) -> None:
         assert tag in ALLOWED_TAGS, tag
         for name, value in attrs.items():
             assert not name.startswith("on"), (tag, name)
-            assert name in {"href", "title", "rel", "class", "data-lang", "start", "style"}
+            assert name in {
+                "href",
+                "title",
+                "rel",
+                "class",
+                "data-lang",
+                "start",
+                "style",
+                "tabindex",
+            }
+            if name == "tabindex":
+                assert (tag, value) == ("pre", "0")
             if name == "style":
                 assert re.fullmatch(r"text-align:\s*(left|right|center);?", value), value
         if tag == "a":
@@ -169,6 +180,11 @@ def test_a_fenced_block_is_highlighted_by_its_language_with_its_lines_kept():
     assert "def f(x):\n\n    return x  # why" in tree.text
 
 
+def test_a_code_block_is_reached_with_the_keyboard_to_scroll_it():
+    tree = render("```\nx\n```\n\n    y = 2\n")
+    assert [pre["tabindex"] for pre in tree.all("pre")] == ["0", "0"]
+
+
 def test_a_tilde_fence_and_an_alias_are_highlighted_too():
     tree = render("~~~js\nconst x = 1;\n~~~")
     assert tree.all("pre")[0]["data-lang"] == "js"
@@ -207,7 +223,7 @@ def test_a_block_without_a_language_is_guessed(code, lang):
 def test_prose_in_a_block_is_not_guessed_as_code():
     assert guess_language("Dear team,\nthe meeting moved to Friday.\n") == ""
     tree = render("```\nDear team,\nthe meeting moved to Friday.\n```")
-    assert tree.all("pre") == [{"data-lang": ""}] and tree.all("span") == []
+    assert tree.all("pre") == [{"data-lang": "", "tabindex": "0"}] and tree.all("span") == []
 
 
 def test_a_block_built_to_make_the_guess_backtrack_is_answered_at_once():
@@ -296,10 +312,10 @@ def test_a_link_title_cannot_inject_an_attribute():
 def test_a_fence_info_string_cannot_inject_an_attribute():
     tree = render('```python" onload="window.pwned=1\nx = 1\n```')
     (pre,) = tree.all("pre")
-    assert set(pre) == {"data-lang"}
+    assert set(pre) == {"data-lang", "tabindex"}
     assert pre["data-lang"] in {"", "python"}
     tree = render("```<script>window.pwned=1</script>\nx\n```")
-    assert tree.all("pre") == [{"data-lang": ""}]
+    assert tree.all("pre") == [{"data-lang": "", "tabindex": "0"}]
 
 
 @pytest.mark.parametrize(
