@@ -59,6 +59,8 @@ _CLASSES = {
     "p": {"muted"},
 }
 _FORMATTER = HtmlFormatter(nowrap=True)
+# a longer block (a log, a dump) is shown plain: highlighting it would cost the card seconds
+HIGHLIGHT_LIMIT = 100_000
 # every alias Pygments knows, read from its table (asking for an unknown name scans the
 # installed plugins, a tenth of a second)
 _KNOWN_LEXERS = {alias for _, _, aliases, _, _ in LEXERS.values() for alias in aliases}
@@ -94,11 +96,12 @@ def _lexer(name: str) -> Lexer | None:
 
 def _code_html(code: str, lang: str) -> str:
     """One code block, not yet sanitized: highlighted by `lang` if Pygments knows it, else
-    by the guessed language, else plain. data-lang says the fence's language, else the
-    guessed one (for CSS and tests; the code diff reads the raw text)."""
+    by the guessed language, else (or past HIGHLIGHT_LIMIT characters) plain. data-lang
+    says the fence's language, else the guessed one (for CSS and tests; the code diff reads
+    the raw text)."""
     word = lang if _LANG.fullmatch(lang) else ""
-    lexer = _lexer(word) if word else None
-    if lexer is None:
+    lexer = _lexer(word) if word and len(code) <= HIGHLIGHT_LIMIT else None
+    if lexer is None and len(code) <= HIGHLIGHT_LIMIT:
         guessed = guess_language(code)
         lexer = _lexer(guessed) if guessed else None
         word = word or guessed

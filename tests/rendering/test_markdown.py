@@ -246,6 +246,13 @@ def test_a_fence_in_an_unknown_language_is_still_shown_whole():
     assert "+++[>+<-]" in tree.text
 
 
+def test_a_huge_block_is_shown_whole_but_plain():
+    code = "x = 1\n" * 20_000
+    tree = render(f"```python\n{code}```")
+    assert tree.all("pre")[0]["data-lang"] == "python" and tree.all("span") == []
+    assert tree.text.count("x = 1") == 20_000
+
+
 def test_an_unclosed_fence_runs_to_the_end_as_code():
     tree = render("text\n```python\nx = 1\ny = 2")
     assert "x = 1\ny = 2" in tree.text and tree.all("pre")
