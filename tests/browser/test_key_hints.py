@@ -51,6 +51,9 @@ DECIDE_HINTS = {
     "text:Ctrl+Enter",
     "title:Show the earlier turns (c)",
 }
+AGENT_DECIDE_HINTS = {
+    h.replace("0 no smell, Ctrl", "0 no smell, t tool calls, Ctrl") for h in DECIDE_HINTS
+}
 
 HINTS_JS = """() => {
   const out = new Set();
@@ -270,6 +273,20 @@ def test_the_discussion_of_an_agents_turn_says_t_and_t_opens_its_tool_calls(
     assert open_parts(alice_page) == [True, True, True]
     alice_page.keyboard.press("t")
     assert open_parts(alice_page) == [False, False, False]
+
+
+def test_the_moderator_of_an_agents_turn_is_told_t_and_t_opens_its_tool_calls(
+    browser, live_server, disputed
+):
+    context, page, errors = log_in(browser, live_server, "moderator")
+    open_discussion(page, live_server.url, with_tool_parts(disputed))
+    assert hints(page) == AGENT_DECIDE_HINTS
+    htmx_ready(page, "#decide")
+    leave_text_box(page)
+    page.keyboard.press("t")
+    assert open_parts(page) == [True, True, True]
+    assert errors == []
+    context.close()
 
 
 def saved_round_2(alice):
