@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from django.test import Client
 from django.urls import reverse
-from django.utils.html import escape
 
 from annotation.models import Turn
+from annotation.rendering import message_html
 from tests.factories import HTMX, token_client
 
 DECISION = {"types": ["code_rollback"], "rationale": "the reply rolls back"}
@@ -87,7 +87,7 @@ def leaks(user, slug: str, turn: Turn, secret: Secret) -> list[str]:
     client = Client()
     client.force_login(user)
     card_reads = {reverse(name, args=[slug, turn.pk]) for name in SHOWS_THE_CARD}
-    shown = escape(turn.user_text)
+    shown = message_html(turn.user_text)  # as the card renders it
     for method, url, data, headers in _page_requests(slug, turn):
         response = getattr(client, method)(url, data, **headers)
         body = response.content.decode()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.models import Annotation, CardState, Comment, Consensus, Proposal
+from annotation.models import Annotation, CardState, Comment, Consensus, Proposal, Turn
 from tests.browser.pages import (
     card_id,
     checked_codes,
@@ -31,8 +31,8 @@ CARD_HINTS = {
     "title:Show the earlier turns (c)",
     "title:Diff with earlier code (d)",
     "text:Keys: the key beside a type toggles it, 0 no smell, Enter submit, Ctrl+Enter in a "
-    "text box, p/n previous/next, c earlier turns (again: hide them), d code diff, s skip, f flag "
-    "for later, ? the guideline (each type's definition and example).",
+    "text box, p/n previous/next, c earlier turns (again: hide them), t tool calls, d code diff, s "
+    "skip, f flag for later, ? the guideline (each type's definition and example).",
     "text:Ctrl+Enter · This card goes with it as the example.",
     # skip and flag for later: tests/browser/test_skip_flag.py
     "kbd:s",
@@ -53,6 +53,10 @@ REVISE_HINTS = {
     "kbd:?",  # the guideline button
     "title:Close the guideline (Escape or ?)",
 }
+# the discussion of an agent's turn (it has tool calls) says t too
+AGENT_REVISE_HINTS = {
+    h.replace("0 no smell, d code", "0 no smell, t tool calls, d code") for h in REVISE_HINTS
+}
 DECIDE_HINTS = {
     "kbd:<type key>",
     "kbd:0",
@@ -62,6 +66,9 @@ DECIDE_HINTS = {
     "title:Diff with earlier code (d)",
     "kbd:?",
     "title:Close the guideline (Escape or ?)",
+}
+AGENT_DECIDE_HINTS = {
+    h.replace("0 no smell, d code", "0 no smell, t tool calls, d code") for h in DECIDE_HINTS
 }
 
 HINTS_JS = """() => {
@@ -110,6 +117,24 @@ def disputed(cards, alice, bob):
     label(turn, bob, "must_do_omission")
     assert CardState.objects.get(turn=turn).status == "disputed"
     return turn
+
+
+TOOL_PARTS = [
+    {"type": "tool_call", "name": "Bash", "arguments": '{"command": "pytest -q"}'},
+    {"type": "tool_result", "content": "3 passed"},
+    {"type": "thinking", "thinking": "The tests pass."},
+]
+
+
+def with_tool_parts(turn):
+    """The turn as an agent's: its reply made tool calls."""
+    Turn.objects.filter(pk=turn.pk).update(reply_parts=TOOL_PARTS)
+    return turn
+
+
+def open_parts(page) -> list[bool]:
+    """Whether each folded part of the shown turn is open."""
+    return page.eval_on_selector_all("section.turn details.part", "els => els.map(e => e.open)")
 
 
 def open_discussion(page, base: str, turn) -> None:
@@ -258,6 +283,26 @@ def test_question_mark_opens_the_guideline_escape_and_question_mark_close_it(
         assert not alice_page.locator("#guide").is_visible()
 
 
+def test_t_opens_all_tool_calls_then_closes_them(live_server, alice_page, cards):
+    open_card(alice_page, live_server.url, with_tool_parts(cards[1]))
+    assert open_parts(alice_page) == [False, False, False]
+    alice_page.keyboard.press("t")
+    assert open_parts(alice_page) == [True, True, True]
+    assert alice_page.locator("section.turn details.part").first.get_by_text("pytest -q").count()
+    alice_page.keyboard.press("t")
+    assert open_parts(alice_page) == [False, False, False]
+    # one opened by a click: t opens the others, as long as not all are open
+    alice_page.locator("section.turn details.part summary").nth(1).click()
+    alice_page.evaluate("document.activeElement?.blur()")
+    alice_page.keyboard.press("t")
+    assert open_parts(alice_page) == [True, True, True]
+    # typed in a text box, t is a letter
+    alice_page.focus("#card textarea[name=note]")
+    alice_page.keyboard.press("t")
+    assert open_parts(alice_page) == [True, True, True]
+    assert alice_page.input_value("#card textarea[name=note]") == "t"
+
+
 def test_ctrl_enter_sends_a_proposal(live_server, alice_page, alice, cards):
     open_card(alice_page, live_server.url, cards[0])
     alice_page.get_by_text("None fits? Propose a new type").click()
@@ -278,6 +323,33 @@ def test_ctrl_enter_sends_a_proposal(live_server, alice_page, alice, cards):
 def test_the_key_beside_each_type_toggles_it_in_the_revise_form(live_server, alice_page, disputed):
     open_discussion(alice_page, live_server.url, disputed)
     keys_toggle_their_types(alice_page, "#revise")
+
+
+def test_the_discussion_of_an_agents_turn_says_t_and_t_opens_its_tool_calls(
+    live_server, alice_page, disputed
+):
+    open_discussion(alice_page, live_server.url, with_tool_parts(disputed))
+    assert hints(alice_page) == AGENT_REVISE_HINTS
+    htmx_ready(alice_page, "#revise")
+    leave_text_box(alice_page)
+    alice_page.keyboard.press("t")
+    assert open_parts(alice_page) == [True, True, True]
+    alice_page.keyboard.press("t")
+    assert open_parts(alice_page) == [False, False, False]
+
+
+def test_the_moderator_of_an_agents_turn_is_told_t_and_t_opens_its_tool_calls(
+    browser, live_server, disputed
+):
+    context, page, errors = log_in(browser, live_server, "moderator")
+    open_discussion(page, live_server.url, with_tool_parts(disputed))
+    assert hints(page) == AGENT_DECIDE_HINTS
+    htmx_ready(page, "#decide")
+    leave_text_box(page)
+    page.keyboard.press("t")
+    assert open_parts(page) == [True, True, True]
+    assert errors == []
+    context.close()
 
 
 def saved_round_2(alice):

@@ -12,6 +12,7 @@ from django.urls import reverse
 from annotation.importers import import_files
 from annotation.models import Annotation, Conversation
 from tests.factories import make_group, make_study, make_user
+from tests.rendering.test_markdown import Tree
 
 RECORDS = {
     "native": {
@@ -123,7 +124,9 @@ def test_it_shows_tool_calls_and_results_folded_in_the_reply(client, imported):
         study=study, source_file__endswith="openai-tools.jsonl"
     ).turns.first()
     client.force_login(alice)
-    html = client.get(reverse("card", args=[study.slug, turn.pk])).content.decode()
-    assert "<details" in html
-    assert "ls" in html and "{&quot;path&quot;: &quot;.&quot;}" in html
-    assert "a.py\nb.py" in html
+    tree = Tree(client.get(reverse("card", args=[study.slug, turn.pk])).content.decode())
+    parts = [a["data-kind"] for t, a in tree.elements if t == "details" and "data-kind" in a]
+    assert parts == ["tool_call", "tool_result"]
+    text = " ".join(tree.text.split())
+    assert "Tool call ls ." in text and "Tool result ls a.py" in text
+    assert '{\n  "path": "."\n}' in tree.text and "a.py\nb.py" in tree.text
