@@ -67,6 +67,13 @@ def card(w: World, turn: Turn) -> str:
     return f"/s/{w.slug}/cards/{turn.pk}/"
 
 
+def show_code_diff(page) -> None:
+    htmx_ready(page, "[data-diff]")
+    page.keyboard.press("d")
+    page.wait_for_selector("#diff-panel .diff-block")
+    assert PWN in page.inner_text("#diff-panel"), "the diff shows the hostile code as text"
+
+
 def show_earlier_turns(page) -> None:
     htmx_ready(page, "#context button")
     page.keyboard.press("c")
@@ -84,6 +91,13 @@ PAGES: list[tuple[str, Callable[[World], str], Callable | None]] = [
     ("discuss queue", lambda w: f"/s/{w.slug}/discuss/", None),
     ("proposals", lambda w: f"/s/{w.slug}/proposals/", None),
     ("gold queue", lambda w: f"/s/{w.slug}/lead/gold/", None),
+    ("card, code diff", lambda w: card(w, w.second), show_code_diff),
+    ("lead: conversation browser", lambda w: f"/s/{w.slug}/lead/browse/?q=please", None),
+    (
+        "lead: one conversation",
+        lambda w: f"/s/{w.slug}/lead/conversations/{w.first.conversation_id}/",
+        None,
+    ),
 ]
 
 
@@ -110,7 +124,8 @@ def world(study, lead) -> World:
             conversation=conversation,
             index=i,
             user_text=USER_TEXT,
-            reply_text=REPLY_TEXT,
+            # turn 2's code is turn 1's plus a line: its diff shows the hostile code
+            reply_text=REPLY_TEXT.replace("```html\n", "```html\n<p>again</p>\n" * (i - 1)),
             reply_parts=REPLY_PARTS,
             reply_missing=False,
         )
@@ -201,6 +216,7 @@ def test_every_page_shows_the_turn_where_it_shows_one(live_server, lead_page, wo
     """The checks above would pass on a page that shows nothing: the pages that show the
     conversation show its messages, the queues show the user text's beginning."""
     shows_messages = {"card", "card with the system prompt", "discussion", "proposals"}
+    shows_messages |= {"lead: one conversation"}
     shows_user_text = {"moderation queue", "discuss queue"}
     for name, url, _ in PAGES:
         if name in shows_messages | shows_user_text:
@@ -211,7 +227,7 @@ def test_every_page_shows_the_turn_where_it_shows_one(live_server, lead_page, wo
             if name in shows_messages:
                 assert lead_page.locator(".message .text").count() >= 2, name
     lead_page.goto(live_server.url + card(world, world.first))
-    assert "You are helpful. " + SCRIPT in lead_page.inner_text(".message:has(h3:text('System'))")
+    assert "You are helpful. " + SCRIPT in lead_page.inner_text(".message:has(h2:text('System'))")
     lead_page.goto(live_server.url + card(world, world.second))
     open_every_fold(lead_page)
     parts = lead_page.locator("details.part").all_inner_texts()
