@@ -47,6 +47,11 @@ def charlie(db):
 
 
 @pytest.fixture
+def moderator(db):
+    return make_user("moderator")
+
+
+@pytest.fixture
 def study(db):
     return make_study()
 

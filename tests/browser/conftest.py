@@ -37,3 +37,14 @@ def browser():
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
+
+
+@pytest.fixture
+def alice_page(browser, live_server, alice):
+    """alice logged in; the test fails if her page logged a JavaScript error."""
+    from tests.browser.pages import log_in
+
+    context, page, errors = log_in(browser, live_server, "alice")
+    yield page
+    assert errors == []
+    context.close()

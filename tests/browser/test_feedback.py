@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Annotation, CardState
-from tests.browser.pages import checked_codes, htmx_ready, key_of, log_in, open_card, wait_for_card
+from tests.browser.pages import checked_codes, htmx_ready, key_of, open_card, wait_for_card
 from tests.browser.test_unsaved_changes import Dialogs, leave_by_link
 from tests.factories import label, make_conversation, make_group
 
@@ -18,14 +18,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def turns(study, alice, bob):
     group = make_group(study, "g", [alice, bob])
     return list(make_conversation(study, "c1", n_turns=3, group=group).turns.order_by("index"))
-
-
-@pytest.fixture
-def alice_page(browser, live_server, alice):
-    context, page, errors = log_in(browser, live_server, "alice")
-    yield page
-    assert errors == []
-    context.close()
 
 
 def tick_and_note(page) -> None:

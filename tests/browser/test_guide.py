@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.pages import htmx_ready, log_in, open_card
+from tests.browser.pages import htmx_ready, open_card
 from tests.factories import label, make_conversation, make_group
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -16,14 +16,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def turns(study, alice, bob):
     group = make_group(study, "g", [alice, bob])
     return list(make_conversation(study, "c1", n_turns=2, group=group).turns.order_by("index"))
-
-
-@pytest.fixture
-def alice_page(browser, live_server, alice):
-    context, page, errors = log_in(browser, live_server, "alice")
-    yield page
-    assert errors == []
-    context.close()
 
 
 def focus_in_guide(page) -> bool:

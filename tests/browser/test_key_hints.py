@@ -102,14 +102,6 @@ def cards(study, alice, bob):
 
 
 @pytest.fixture
-def alice_page(browser, live_server, alice):
-    context, page, errors = log_in(browser, live_server, "alice")
-    yield page
-    assert errors == []
-    context.close()
-
-
-@pytest.fixture
 def disputed(cards, alice, bob):
     """The second card (it has an earlier turn), disputed: round 2 is open."""
     turn = cards[1]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Annotation, CardSkip
-from tests.browser.pages import card_id, htmx_ready, log_in, open_card, wait_for_card
+from tests.browser.pages import card_id, htmx_ready, open_card, wait_for_card
 from tests.factories import make_conversation, make_group
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -17,14 +17,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def cards(study, alice, bob):
     group = make_group(study, "g", [alice, bob])
     return list(make_conversation(study, "c1", n_turns=3, group=group).turns.order_by("index"))
-
-
-@pytest.fixture
-def alice_page(browser, live_server, alice):
-    context, page, errors = log_in(browser, live_server, "alice")
-    yield page
-    assert errors == []
-    context.close()
 
 
 def test_s_skips_to_the_next_card_and_the_card_comes_back_last(live_server, alice_page, cards):

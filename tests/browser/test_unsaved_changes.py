@@ -12,7 +12,6 @@ from tests.browser.pages import (
     checked_codes,
     htmx_ready,
     key_of,
-    log_in,
     open_card,
     submit_with_enter,
     wait_for_card,
@@ -42,14 +41,6 @@ class Dialogs:
 def cards(study, alice, bob):
     group = make_group(study, "g", [alice, bob])
     return list(make_conversation(study, "c1", n_turns=3, group=group).turns.order_by("index"))
-
-
-@pytest.fixture
-def alice_page(browser, live_server, alice):
-    context, page, errors = log_in(browser, live_server, "alice")
-    yield page
-    assert errors == []
-    context.close()
 
 
 def leave_by_link(page, name: str) -> None:

@@ -11,11 +11,6 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 @pytest.fixture
-def moderator(db):
-    return make_user("moderator")
-
-
-@pytest.fixture
 def dora(db):
     return make_user("dora")
 

@@ -9,11 +9,6 @@ from tests.factories import make_conversation, make_group, make_user
 
 
 @pytest.fixture
-def moderator(db):
-    return make_user("moderator")
-
-
-@pytest.fixture
 def group_a(study, alice, bob, moderator):
     return make_group(study, "A", [alice, bob], moderator=moderator)
 

@@ -6,14 +6,9 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from tests.factories import make_conversation, make_group, make_user
+from tests.factories import make_conversation, make_group
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
-
-
-@pytest.fixture
-def moderator(db):
-    return make_user("moderator")
 
 
 @pytest.fixture
