@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from annotation.models import Conversation, Kind, Proposal, Role, Turn
+from annotation.models import CardSkip, Conversation, Kind, Proposal, Role, SkipKind, Turn
 from tests.browser.pages import htmx_ready, log_in
 from tests.factories import label, make_group, make_user
 
@@ -92,6 +92,8 @@ PAGES: list[tuple[str, Callable[[World], str], Callable | None]] = [
     ("proposals", lambda w: f"/s/{w.slug}/proposals/", None),
     ("gold queue", lambda w: f"/s/{w.slug}/lead/gold/", None),
     ("card, code diff", lambda w: card(w, w.second), show_code_diff),
+    ("my cards, searched", lambda w: f"/s/{w.slug}/cards/?q=please", None),
+    ("lead: flagged cards", lambda w: f"/s/{w.slug}/lead/flags/", None),
     ("lead: conversation browser", lambda w: f"/s/{w.slug}/lead/browse/?q=please", None),
     (
         "lead: one conversation",
@@ -145,6 +147,7 @@ def world(study, lead) -> World:
         definition=f"<img src=x onerror={PWN}>",
         reason=f"[why](javascript:{PWN})",
     )
+    CardSkip.objects.create(turn=second, annotator=bob, kind=SkipKind.FLAG, reason=SCRIPT)
     return World(slug=study.slug, first=first, second=second)
 
 
