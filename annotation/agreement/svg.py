@@ -158,13 +158,29 @@ def _shade(t: float) -> str:
     return f"rgb({r},{g},{b})"
 
 
+def luminance(colour: str | Sequence[float]) -> float:
+    """WCAG's relative luminance of a colour: "#rgb", "#rrggbb" or (r, g, b) in 0-255."""
+    if isinstance(colour, str):
+        h = colour.lstrip("#")
+        if len(h) == 3:
+            h = "".join(c * 2 for c in h)
+        colour = [int(h[i : i + 2], 16) for i in (0, 2, 4)]
+    srgb = [c / 255 for c in colour]
+    r, g, b = (v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in srgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: str | Sequence[float], b: str | Sequence[float]) -> float:
+    """WCAG's contrast ratio of two colours (1 to 21)."""
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
 def _ink(t: float) -> str:
     """White or black, whichever stands out more on the shade of `t`: 4.5:1 at least on any
     shade (WCAG AA for text; no grey would be on the mid shades)."""
-    srgb = [round(255 + (c - 255) * t) / 255 for c in ACCENT]
-    r, g, b = (v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in srgb)
-    lum = 0.2126 * r + 0.7152 * g + 0.0722 * b  # WCAG's relative luminance
-    return "#fff" if 1.05 / (lum + 0.05) >= (lum + 0.05) / 0.05 else "#000"
+    shade = [round(255 + (c - 255) * t) for c in ACCENT]
+    return "#fff" if contrast(shade, "#fff") >= contrast(shade, "#000") else "#000"
 
 
 def heatmap(

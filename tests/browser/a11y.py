@@ -102,18 +102,3 @@ def tab_through(page, limit: int = 200) -> list[dict]:
             break
         reached.append(now)
     return reached
-
-
-def contrast(a: str, b: str) -> float:
-    """WCAG's contrast ratio of two colours written #rgb or #rrggbb (1 to 21)."""
-
-    def luminance(colour: str) -> float:
-        h = colour.lstrip("#")
-        if len(h) == 3:
-            h = "".join(c * 2 for c in h)
-        srgb = [int(h[i : i + 2], 16) / 255 for i in (0, 2, 4)]
-        r, g, b = (v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in srgb)
-        return 0.2126 * r + 0.7152 * g + 0.0722 * b
-
-    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
-    return (hi + 0.05) / (lo + 0.05)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from annotation.agreement import svg
-from tests.browser.a11y import contrast
+from annotation.agreement.svg import contrast
 
 CSS = Path(__file__).resolve().parents[2] / "static" / "css" / "cardsort.css"
 

@@ -8,22 +8,10 @@ from pathlib import Path
 
 from django.conf import settings
 
+from annotation.agreement.svg import contrast
+
 CODE_CSS = Path(settings.BASE_DIR) / "static" / "css" / "code.css"
 AA = 4.5
-
-
-def luminance(hex_colour: str) -> float:
-    h = hex_colour.lstrip("#")
-    if len(h) == 3:
-        h = "".join(c * 2 for c in h)
-    channels = [int(h[i : i + 2], 16) / 255 for i in (0, 2, 4)]
-    r, g, b = (c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b
-
-
-def contrast(a: str, b: str) -> float:
-    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
-    return (hi + 0.05) / (lo + 0.05)
 
 
 def declared(prop: str, css: str) -> set[str]:
