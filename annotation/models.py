@@ -412,13 +412,6 @@ class TurnQuerySet(models.QuerySet):
         c, i = turn.conversation_id, turn.index
         return self.filter(Q(conversation_id__lt=c) | Q(conversation_id=c, index__lt=i))
 
-    def progress(self, user, round: int = 1) -> tuple[int, int]:
-        """(cards `user` has labelled in `round`, cards in this queryset): two counts."""
-        done = Annotation.objects.filter(
-            turn__in=self.values("pk"), annotator=user, round=round, is_current=True
-        ).count()
-        return done, self.count()
-
     def before_in_queue(self, turn: Turn):
         """The cards before `turn`; the bound on the conversation spares the database a walk
         from the newest conversation down to this one (PostgreSQL did, ~9,000 rows)."""

@@ -49,7 +49,8 @@ def home(request: HttpRequest) -> HttpResponse:
 @login_required
 def study(request: HttpRequest, slug: str) -> HttpResponse:
     study, role = get_study_for_user(request.user, slug)
-    done, total = Turn.objects.for_annotator(study, request.user).progress(request.user)
+    progress = _progress(study, request.user)
+    done, total = progress["done"], progress["total"]
     groups = request.user.annotation_groups.filter(study=study)
     ctx = {"study": study, "role": role, "is_lead": role == Role.LEAD, "done": done}
     ctx.update(total=total, groups=groups)
@@ -266,25 +267,31 @@ def _ticks(user, turn: Turn, types: list, form, mine, card_status: str) -> dict:
     return {"checked": checked, "suggested": suggested, "no_smell": no_smell}
 
 
-def _position(study: Study, user, turn: Turn) -> dict:
-    """Where the card stands among the user's cards: progress, its place, its neighbours.
-    Counted over the user's conversations (their turn counts) and labels, not over every
+def _progress(study: Study, user, before: Turn | None = None) -> dict:
+    """My round-1 labels and my cards in the study (with `before`: also the cards before that
+    one). Counted over my conversations (their turn counts) and my labels, not over every
     card: a card page must cost the same with 500 cards or 50,000."""
-    cards = Turn.objects.for_annotator(study, user)
     mine = Conversation.objects.filter(study=study, assignments__group__annotators=user)
-    earlier = Q(id__lt=turn.conversation_id)
+    earlier = Q(id__lt=before.conversation_id if before else 0)
     counts = mine.aggregate(
         total=Coalesce(Sum("n_turns"), 0), before=Coalesce(Sum("n_turns", filter=earlier), 0)
     )
-    # her round-1 labels in the study: she may label only her groups' cards (the server
-    # seats and checks every label), so no join through the assignments is needed
+    # my round-1 labels on my conversations (not those I gave as a judge of another group),
+    # matched by conversation id: far fewer than the cards
     done = Annotation.objects.filter(
-        annotator=user, round=1, is_current=True, turn__conversation__study=study
+        annotator=user, round=1, is_current=True, turn__conversation_id__in=mine.values("id")
     ).count()
+    return {"done": done, **counts}
+
+
+def _position(study: Study, user, turn: Turn) -> dict:
+    """Where the card stands among the user's cards: progress, its place, its neighbours."""
+    cards = Turn.objects.for_annotator(study, user)
+    progress = _progress(study, user, before=turn)
     return {
-        "done": done,
-        "total": counts["total"],
-        "position": counts["before"] + turn.index,
+        "done": progress["done"],
+        "total": progress["total"],
+        "position": progress["before"] + turn.index,
         "prev_id": cards.before_in_queue(turn).values_list("pk", flat=True).last(),
         "next_id": cards.after(turn).values_list("pk", flat=True).first(),
     }

@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import Annotation, Conversation, Turn
-from tests.factories import make_conversation, make_group, make_user
+from tests.factories import label, make_conversation, make_group, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -343,3 +343,20 @@ def test_the_card_says_its_place_and_my_progress_among_my_cards_only(
 def client_for(client, user):
     client.force_login(user)
     return client
+
+
+def test_labels_given_as_a_judge_of_another_group_are_not_my_progress(
+    client, study, alice, bob, charlie, group, conversation
+):
+    """alice annotates in g1 and judges g2: her judge's labels on g2's cards are a reference
+    for g2, not cards of her queue."""
+    theirs = make_group(study, "g2", [charlie, make_user("dave")])
+    theirs.judges.add(alice)
+    judged = make_conversation(study, "judged", n_turns=2, group=theirs)
+    for turn in judged.turns.all():
+        label(turn, alice, "code_rollback", group=theirs)
+    label(conversation.turns.get(index=1), alice, "code_rollback")
+    client.force_login(alice)
+    html = client.get(card_url(study, conversation.turns.get(index=2))).content.decode()
+    assert "1 of 3 labelled" in html
+    assert "1 of 3 cards labelled" in client.get(reverse("study", args=[study.slug])).text
