@@ -16,8 +16,9 @@ from .helpers import browse_url, conversation_url, make_browsable
 @pytest.fixture
 def pages(study, alice, bob):
     group = make_group(study, "G1", [alice], moderator=bob)
-    conversation = make_browsable(study, "c1", groups=[group])
-    return [browse_url(), browse_url() + "?q=c1", conversation_url(conversation)]
+    # an id no random token (the page's CSRF token) can hold by chance
+    conversation = make_browsable(study, "secret-conversation", groups=[group])
+    return [browse_url(), browse_url() + "?q=secret", conversation_url(conversation)]
 
 
 @pytest.mark.parametrize("username", ["alice", "bob", "charlie"])
@@ -32,7 +33,7 @@ def test_annotators_moderators_and_outsiders_get_no_such_study(client, pages, us
             # a member is told why (403, "Leads only"), an outsider learns nothing (404)
             expected = 404 if username == "charlie" else 403
             assert response.status_code == expected, (username, url)
-            assert "c1" not in response.text
+            assert "secret-conversation" not in response.text
 
 
 def test_anonymous_users_are_sent_to_log_in(client, pages):
