@@ -4,6 +4,8 @@ playwright (never `playwright install`: CI has no browser downloads)."""
 from __future__ import annotations
 
 import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -39,12 +41,79 @@ def browser():
         browser.close()
 
 
+class _Requests:
+    """Counts the requests the live server is serving (Django's request signals)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.serving = 0
+        self.last = time.monotonic()
+
+    def started(self, **kwargs):
+        if threading.current_thread() is threading.main_thread():
+            return  # the test's own client, not the live server
+        with self.lock:
+            self.serving += 1
+            self.last = time.monotonic()
+
+    def finished(self, **kwargs):
+        if threading.current_thread() is threading.main_thread():
+            return
+        with self.lock:
+            self.serving -= 1
+            self.last = time.monotonic()
+
+    def wait_quiet(self, quiet: float = 0.3, timeout: float = 15.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                if self.serving <= 0 and time.monotonic() - self.last >= quiet:
+                    return
+            time.sleep(0.05)
+        raise AssertionError(f"the live server still served {self.serving} request(s)")
+
+
+@pytest.fixture(autouse=True)
+def _live_server_quiet(request):
+    """A browser test ends only when its pages are gone and the live server is idle.
+
+    A page that goes away reports its card's time (static/js/timer.js, a beacon on
+    pagehide). Served after the test, that request would hit a database being emptied for
+    the next test (on PostgreSQL the flush then failed, and the next test found the last
+    one's rows). So, before the database is emptied: every page still open leaves for
+    about:blank (its beacon goes out while it lives), every context closes, and the server
+    must have served everything and been idle for a moment."""
+    if "live_server" not in request.fixturenames:
+        yield
+        return
+    from django.core.signals import request_finished, request_started
+
+    request.getfixturevalue("transactional_db")  # torn down (emptied) after this fixture
+    requests = _Requests()
+    request_started.connect(requests.started, dispatch_uid="live-server-quiet-start")
+    request_finished.connect(requests.finished, dispatch_uid="live-server-quiet-finish")
+    try:
+        yield
+        if "browser" in request.fixturenames:
+            for context in list(request.getfixturevalue("browser").contexts):
+                for page in context.pages:
+                    try:
+                        page.goto("about:blank")
+                    except Exception:  # noqa: BLE001 - a crashed page has nothing to send
+                        pass
+                context.close()
+        requests.wait_quiet()
+    finally:
+        request_started.disconnect(dispatch_uid="live-server-quiet-start")
+        request_finished.disconnect(dispatch_uid="live-server-quiet-finish")
+
+
 @pytest.fixture
 def alice_page(browser, live_server, alice):
-    """alice logged in; the test fails if her page logged a JavaScript error."""
+    """alice logged in; the test fails if her page logged a JavaScript error. Her context
+    is closed by _live_server_quiet."""
     from tests.browser.pages import log_in
 
-    context, page, errors = log_in(browser, live_server, "alice")
+    _context, page, errors = log_in(browser, live_server, "alice")
     yield page
     assert errors == []
-    context.close()
