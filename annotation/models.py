@@ -69,6 +69,15 @@ class JobKind(models.TextChoices):
     IMPORT = "import"
     AGREEMENT = "agreement"
     EXPORT = "export"
+    SPLIT = "split"  # an LLM proposes where conversations change topic (annotation/intake)
+
+
+class SetAside(models.TextChoices):
+    """Why a conversation is not in the study's set (it stays, as population or provenance)."""
+
+    NO = "", "in the set"
+    SAMPLE = "sample", "not drawn by the sample"
+    SPLIT = "split", "split into single-topic conversations"
 
 
 class JobStatus(models.TextChoices):
@@ -95,6 +104,8 @@ class Study(models.Model):
     taxonomy_version = models.ForeignKey(TaxonomyVersion, on_delete=models.PROTECT)
     phase = models.CharField(max_length=20, choices=Phase.choices, default=Phase.CLOSED_SORT)
     discussion_rounds = models.PositiveSmallIntegerField(default=1)
+    # The coding filter's rules (annotation/intake/coding_filter.py); {} means the defaults.
+    coding_rules = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -320,8 +331,29 @@ class Conversation(models.Model):
         Group, through="Assignment", related_name="conversations", blank=True
     )
     created_at = models.DateTimeField(default=timezone.now)
+    # Intake (issue 10). db_default on every new column: the importer's COPY names its
+    # columns and leaves these to the database.
+    # Not in the study's set, and why: not drawn by a sample, or split into parts.
+    set_aside = models.CharField(
+        max_length=10, choices=SetAside.choices, default="", db_default="", blank=True
+    )
+    # A part of a split conversation: the original (kept, set aside) and where in it this
+    # part starts (the original's turn index of this part's turn 1).
+    split_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="split_parts"
+    )
+    split_first_turn = models.PositiveIntegerField(null=True, blank=True)
+    # What the import read (format, id, position, content), so a re-import adds nothing twice.
+    fingerprint = models.CharField(max_length=64, blank=True, default="", db_default="")
+    # The import job that wrote it, so an interrupted import can be resumed or rolled back.
+    import_job = models.ForeignKey(
+        "Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     objects = ConversationQuerySet.as_manager()
+
+    class Meta:
+        indexes = [models.Index(fields=["study", "fingerprint"], name="conv_study_fingerprint")]
 
     def __str__(self) -> str:
         return self.external_id
@@ -1445,3 +1477,56 @@ class Proposal(models.Model):
             outcome = "Rejected."
             self._record(locked, by, ProposalStatus.REJECTED, reason.strip(), outcome=outcome)
         return outcome
+
+
+class Sample(models.Model):
+    """A draw that made the study's conversation set (manage.py sample, the lead's sample
+    page): its parameters, seed and counts, so the methods section can say what was done."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="samples")
+    population = models.PositiveIntegerField(help_text="conversations drawn from")
+    n = models.PositiveIntegerField(help_text="conversations drawn")
+    seed = models.BigIntegerField()
+    confidence = models.FloatField(null=True, blank=True)
+    margin = models.FloatField(null=True, blank=True)
+    proportion = models.FloatField(null=True, blank=True)
+    stratify = models.JSONField(default=list, blank=True)  # e.g. ["source", "language"]
+    min_turns = models.PositiveIntegerField(default=1)
+    strata = models.JSONField(default=dict, blank=True)  # stratum -> {population, drawn}
+    methods = models.TextField(blank=True, help_text="the methods paragraph")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug}: {self.n} of {self.population} (seed {self.seed})"
+
+
+class SplitProposal(models.Model):
+    """Where a conversation may change topic: before `turn_index` (2..n_turns). Proposed by
+    an LLM job or a lead; applying it splits the conversation (annotation/intake)."""
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        APPLIED = "applied"
+        DISMISSED = "dismissed"
+
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="split_proposals"
+    )
+    turn_index = models.PositiveIntegerField()
+    reason = models.TextField(blank=True)
+    source = models.CharField(max_length=10, default="llm")  # "llm" or "lead"
+    job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["conversation_id", "turn_index"]
+
+    def __str__(self) -> str:
+        return f"{self.conversation_id} before turn {self.turn_index} ({self.status})"
