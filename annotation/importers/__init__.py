@@ -3,10 +3,15 @@
     from annotation.importers import import_files, ImportReport
     report = import_files(study, paths, fmt="auto", progress=None, display_names=None)
 
-Every file is streamed (JSONL line by line, JSON arrays element by element) and written in
-batches, so memory stays flat whatever the file size. A bad record is skipped and reported
-as `file:line: reason` (`file[index] (id=...): reason` in a JSON array); the rest is
-imported."""
+Every file is streamed (JSONL line by line, JSON arrays element by element, Parquet a batch
+of rows at a time; gzip-compressed too) and written in batches, so memory stays flat
+whatever the file size. A bad record is skipped and reported as `file:line: reason`
+(`file[index] (id=...): reason` in a JSON array, `file row N: reason` in Parquet); the rest
+is imported.
+
+A format module may define `read_items(path, container, options)` when its records are not
+one per line or row (SWE-chat groups rows into sessions, ConvCodeBench unpacks one row into
+conversations); `options` come from `import_files(..., options=...)`."""
 
 from __future__ import annotations
 
@@ -15,15 +20,19 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-from . import lmsys, native, openai, sharegpt, wildchat
+from . import convcodebench, lmsys, native, openai, sharegpt, swechat, wildbench, wildchat
 from .base import BuiltConversation, ImportReport, RecordError, build_conversation
+from .containers import GzipError
 from .readers import Item, read_items
 from .sniff import detect_container, sniff_file
 from .writer import Writer, display_name
 
 __all__ = ["FORMATS", "ImportReport", "RecordError", "import_files"]
 
-FORMATS: dict[str, ModuleType] = {m.NAME: m for m in (native, openai, sharegpt, wildchat, lmsys)}
+FORMATS: dict[str, ModuleType] = {
+    m.NAME: m
+    for m in (native, openai, sharegpt, wildchat, lmsys, wildbench, swechat, convcodebench)
+}
 
 
 # Column sizes of Conversation.external_id and .source_file.
@@ -37,10 +46,12 @@ def import_files(
     fmt: str = "auto",
     progress: Callable[[int, int], None] | None = None,
     display_names: dict | None = None,
+    options: dict | None = None,
 ) -> ImportReport:
     """Import conversation files into `study`. `fmt` is "auto" (sniff each file) or a name
     from FORMATS. `progress(done_bytes, total_bytes)` is called once per written batch.
-    `display_names` maps a path to the name errors should use (uploads live in temp files)."""
+    `display_names` maps a path to the name errors should use (uploads live in temp files).
+    `options` go to the formats that take some (ConvCodeBench: `bigcodebench`, a path)."""
     if fmt != "auto" and fmt not in FORMATS:
         known = ", ".join(["auto", *FORMATS])
         raise ValueError(f"unknown format {fmt!r} (known: {known})")
@@ -58,7 +69,7 @@ def import_files(
     for path in paths:
         name = display_name(path, display_names)
         position = 0
-        for item in _file_items(path, name, fmt, writer, report):
+        for item in _file_items(path, name, fmt, writer, report, options or {}):
             position = item.offset
         writer.flush()  # a file's records are all in the database before the next starts
         done_before += sizes[str(path)]
@@ -74,7 +85,7 @@ def _size(path: str | Path) -> int:
         return 0
 
 
-def _file_items(path, name: str, fmt: str, writer: Writer, report: ImportReport):
+def _file_items(path, name: str, fmt: str, writer: Writer, report: ImportReport, options: dict):
     """Import one file, yielding each item read (so the caller can track progress)."""
     try:
         container = detect_container(path)
@@ -85,8 +96,12 @@ def _file_items(path, name: str, fmt: str, writer: Writer, report: ImportReport)
         report.warn(name, "the file is empty")
         report.files += 1
         return
-    if container not in ("jsonl", "array"):
-        what = "Markdown" if container == "markdown" else "neither JSON Lines nor a JSON array"
+    if container not in ("jsonl", "array", "parquet"):
+        what = (
+            "Markdown"
+            if container == "markdown"
+            else "neither JSON Lines, a JSON array nor Parquet (gzip-compressed or not)"
+        )
         if fmt == "auto":
             sniffed, _ = sniff_file(path, container) if container == "markdown" else (None, "")
             if sniffed:
@@ -104,22 +119,26 @@ def _file_items(path, name: str, fmt: str, writer: Writer, report: ImportReport)
     report.files += 1
     writer.containers[name] = container
     short = Path(name).name
-    items = read_items(path, container)
+    reader = getattr(module, "read_items", None)
+    items = reader(path, container, options) if reader else read_items(path, container)
     try:
         for item in items:
             yield item
             conversation = _build(item, name, short, container, module, report)
             if conversation is not None:
                 writer.add(conversation)
+    except GzipError as exc:  # a reader that must decompress the whole file first
+        report.file_error(name, f"cannot read the file ({exc}); nothing imported from it")
     finally:
         items.close()
 
 
 def _location(item: Item, name: str, module: ModuleType) -> str:
-    if item.index is None:
+    if item.index is None and item.row is None:
         return f"{name}:{item.line}"
     record_id = module.record_id(item.obj) if item.obj is not None else None
-    return f"{name}[{item.index}]" + (f" (id={record_id})" if record_id is not None else "")
+    place = f"{name} row {item.row}" if item.row is not None else f"{name}[{item.index}]"
+    return place + (f" (id={record_id})" if record_id is not None else "")
 
 
 def _build(
@@ -129,14 +148,21 @@ def _build(
     if item.error is not None:
         report.reject(location, item.error)
         return None
-    position = item.line if item.index is None else item.index
-    fallback_id = f"{short}:{item.line}" if item.index is None else f"{short}[{item.index}]"
+    if item.row is not None:
+        position, fallback_id = item.row, f"{short} row {item.row}"
+    elif item.index is None:
+        position, fallback_id = item.line, f"{short}:{item.line}"
+    else:
+        position, fallback_id = item.index, f"{short}[{item.index}]"
     try:
         record = module.parse(item.obj, fallback_id)
         if len(record.external_id) > MAX_ID_LENGTH:
             raise RecordError(f"id is longer than {MAX_ID_LENGTH} characters")
         system_prompt, preamble, turns, warnings = build_conversation(record)
     except RecordError as exc:
+        if (exc.line, exc.index, exc.row) != (None, None, None):
+            at = Item(exc.line, exc.index, obj=item.obj, row=exc.row)
+            location = _location(at, name, module)
         report.reject(location, str(exc))
         return None
     for warning in warnings:

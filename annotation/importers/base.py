@@ -22,7 +22,19 @@ MAX_WARNINGS_KEPT = 10_000
 
 class RecordError(Exception):
     """One record is bad: it is skipped and reported as `location: reason`, the rest of the
-    file is imported."""
+    file is imported. A record built from several lines or rows (a SWE-chat session) names
+    the one at fault with `line`, `index` or `row`."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        line: int | None = None,
+        index: int | None = None,
+        row: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.line, self.index, self.row = line, index, row
 
 
 @dataclass

@@ -1,5 +1,6 @@
-"""Streaming readers: JSONL line by line, JSON arrays element by element. Neither holds more
-than one record (plus a read-ahead chunk) in memory, whatever the file size.
+"""Streaming readers: JSONL line by line, JSON arrays element by element, Parquet a batch of
+rows at a time, each gzip-compressed too (containers.py). None holds more than one record
+(plus a read-ahead chunk or batch) in memory, whatever the file size.
 
 Both yield `Item`s: a parsed object, or the error that stopped it from parsing or storing
 (bad JSON, nested too deep, a NUL character), with its position (line number for JSONL,
@@ -10,11 +11,23 @@ from __future__ import annotations
 
 import codecs
 import json
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .containers import (
+    GZIP_ERRORS,
+    GzipError,
+    disk_position,
+    gzip_error,
+    open_binary,
+    parquet_error,
+    read_parquet_rows,
+    seekable_copy,
+)
 
 CHUNK_SIZE = 1 << 16
 # A single array element larger than this is treated as broken JSON rather than read on
@@ -38,6 +51,7 @@ class Item:
     obj: Any = None
     error: str | None = None
     offset: int = 0  # bytes read from the file so far, for progress
+    row: int | None = None  # 0-based row number (Parquet)
 
 
 class BadRecord(ValueError):
@@ -132,10 +146,20 @@ def _nul_field(value: Any, path: str) -> str | None:
 
 
 def read_jsonl(path: str | Path) -> Iterator[Item]:
-    with open(path, "rb") as f:
+    with open_binary(path) as f:
         offset = 0
-        for number, raw in enumerate(f, 1):
-            offset += len(raw)
+        number = 0
+        lines = iter(f)
+        while True:
+            try:
+                raw = next(lines)
+            except StopIteration:
+                break
+            except GZIP_ERRORS as exc:
+                yield Item(number + 1, None, error=gzip_error(exc), offset=offset)
+                break
+            number += 1
+            offset = disk_position(f, offset + len(raw))
             if number == 1 and raw.startswith(codecs.BOM_UTF8):
                 raw = raw[len(codecs.BOM_UTF8) :]
             if not raw.strip():
@@ -179,6 +203,7 @@ class _ArrayStream:
         self.line = 1
         self.column = 1
         self.bad_bytes = ""  # the UTF-8 error ahead of the buffer's end, if any
+        self.gzip_problem = ""  # a corrupt or cut-off gzip stream ends the file here
 
     def more(self, at_least: int = 0) -> bool:
         """Read another chunk (at least `at_least` bytes); False at end of file."""
@@ -186,8 +211,12 @@ class _ArrayStream:
             raise _Stop(self.bad_bytes)
         if self.eof:
             return False
-        data = self.f.read(max(self.chunk_size, at_least))
-        self.offset += len(data)
+        try:
+            data = self.f.read(max(self.chunk_size, at_least))
+        except GZIP_ERRORS as exc:
+            # what was decompressed before the damage is still read
+            data, self.gzip_problem = b"", gzip_error(exc)
+        self.offset = disk_position(self.f, self.offset + len(data))
         try:
             text = self.decoder.decode(data, final=not data)
         except UnicodeDecodeError as exc:
@@ -199,6 +228,8 @@ class _ArrayStream:
             text = exc.object[: exc.start].decode("utf-8")
         if not data:
             self.eof = True
+        if self.gzip_problem and not data:
+            raise _Stop(self.gzip_problem)
         # Drop what was consumed, so the buffer is one record plus one chunk at most.
         self._forget(self.pos)
         self.buf = self.buf[self.pos :] + text
@@ -259,7 +290,7 @@ def read_json_array(path: str | Path, chunk_size: int = CHUNK_SIZE) -> Iterator[
     way to find where the next element starts. Elements before it are kept. Errors name
     the line and column of the file."""
     decoder = json.JSONDecoder()
-    with open(path, "rb") as f:
+    with open_binary(path) as f:
         stream = _ArrayStream(f, chunk_size)
         index = 0
         try:
@@ -383,7 +414,48 @@ def _skip_container(stream: _ArrayStream) -> int | None:
                 return i
 
 
+def row_problem(obj: Any) -> str | None:
+    """record_problem for a record that has no JSON text (a Parquet row)."""
+    if _too_deep(obj):
+        return TOO_DEEP
+    field = _nul_field(obj, "")
+    return None if field is None else f"{field or 'the record'}: {NUL}"
+
+
+def read_parquet(path: str | Path, columns: list[str] | None = None) -> Iterator[Item]:
+    """The rows of a Parquet file (gzip-compressed too) as Items numbered by row. A file
+    pyarrow cannot open, or a batch it cannot decode, ends the file with one error."""
+    size = _disk_size(path)
+    row = 0
+    try:
+        with seekable_copy(path) as plain:
+            scale = size / max(_disk_size(plain), 1)
+            for row, obj, offset in read_parquet_rows(plain, columns):
+                problem = row_problem(obj)
+                offset = int(offset * scale)
+                if problem is not None:
+                    yield Item(None, None, error=problem, offset=offset, row=row)
+                else:
+                    yield Item(None, None, obj=obj, offset=offset, row=row)
+                row += 1
+    except GZIP_ERRORS as exc:
+        yield Item(None, None, error=gzip_error(exc), offset=size, row=row)
+    except GzipError as exc:
+        yield Item(None, None, error=str(exc), offset=size, row=row)
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        yield Item(None, None, error=parquet_error(exc), offset=size, row=row)
+
+
+def _disk_size(path: str | Path) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
 def read_items(path: str | Path, container: str) -> Iterator[Item]:
     if container == "array":
         return read_json_array(path)
+    if container == "parquet":
+        return read_parquet(path)
     return read_jsonl(path)

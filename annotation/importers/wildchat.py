@@ -23,11 +23,14 @@ def record_id(obj: Any) -> str | None:
     return str(value) if value is not None else None
 
 
-def convert_conversation(obj: dict, record: Record, keep_message_metadata: bool) -> list[Message]:
-    """The `conversation` list of WildChat and LMSYS: `{content, role, ...}` utterances."""
+def convert_conversation(
+    obj: dict, record: Record, keep_message_metadata: bool, field: str = "conversation"
+) -> list[Message]:
+    """The `conversation` list of WildChat and LMSYS (WildBench's `conversation_input`):
+    `{content, role, ...}` utterances."""
     messages = []
-    for i, raw in enumerate(require_list(obj, "conversation")):
-        where = f"conversation[{i}]"
+    for i, raw in enumerate(require_list(obj, field)):
+        where = f"{field}[{i}]"
         message = role_message(raw, where, ROLE_MAP, text_content)
         if keep_message_metadata:
             for key, value in raw.items():

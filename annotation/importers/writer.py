@@ -50,7 +50,7 @@ class Writer:
         self.on_flush = on_flush
         self.pending: list[BuiltConversation] = []
         self.pending_chars = 0
-        # file name -> "jsonl" | "array", to name the first of two duplicate records
+        # file name -> "jsonl" | "array" | "parquet", to name the first of two duplicate records
         self.containers: dict[str, str] = {}
 
     def add(self, conversation: BuiltConversation) -> None:
@@ -80,6 +80,8 @@ class Writer:
             container = "array" if source_file.lower().endswith(".json") else "jsonl"
         if container == "array":
             return f"{source_file}[{source_line}]"
+        if container == "parquet":
+            return f"{source_file} row {source_line}"
         return f"{source_file}:{source_line}"
 
     def _drop_duplicates(self, batch: list[BuiltConversation]) -> list[BuiltConversation]:

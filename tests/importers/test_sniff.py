@@ -75,19 +75,23 @@ def test_it_reports_an_unrecognised_file_once_and_imports_the_others(study, file
     assert report.conversations == 1
     assert len(report.errors) == 3
     assert report.errors[0].startswith(
-        f"{bad}: cannot recognise the format (first record has keys text)"
+        f"{bad}: cannot recognise the format (first record has keys text; looked for "
+        "wildchat: conversation_hash + conversation[*].turn_identifier"
     )
+    # every format is named with what gives it away
+    for name in ("lmsys", "wildbench", "swechat", "convcodebench", "specstory"):
+        assert f"; {name}: " in report.errors[0]
     assert report.errors[1].startswith(f"{markdown}: cannot import")
     assert report.errors[2].startswith(f"{missing}: cannot read the file")
     assert report.rejected == 0
 
 
 def test_it_names_a_recognised_format_that_has_no_importer(study, files):
-    path = files.jsonl("wb.jsonl", WILDBENCH)
+    path = files.jsonl("codex.jsonl", {"timestamp": "t", "type": "session_meta", "payload": {}})
     report = import_files(study, [path])
     assert report.conversations == 0
     assert report.errors == [
-        f"{path}: cannot recognise the format (it looks like wildbench, which has no importer);"
+        f"{path}: cannot recognise the format (it looks like codex-cli, which has no importer);"
         " nothing imported"
     ]
 
