@@ -126,10 +126,11 @@ def parquet_error(exc: BaseException) -> str:
 
 
 def read_parquet_rows(
-    path: str | Path, columns: list[str] | None = None, batch_rows: int = PARQUET_BATCH_ROWS
+    path: str | Path, columns: list[str] | None = None, batch_rows: int | None = None
 ) -> Iterator[tuple[int, dict, int]]:
     """(row number, row as a JSON-like dict, progress in bytes) for every row of a plain
     (not gzip) Parquet file."""
+    batch_rows = batch_rows or PARQUET_BATCH_ROWS
     pf = parquet_file(path)
     total_rows = pf.metadata.num_rows or 1
     size = os.path.getsize(path)

@@ -19,7 +19,8 @@ The rows of one session need not be adjacent in the file. Grouping them:
   order and hands a session on at its last row. The text in memory is the rows of the
   sessions still open at that point: one session when the table is grouped by session, up
   to every conversational row when it is shuffled.
-Either way the order of the conversations is the order in which sessions first appear."""
+The conversations come in the order their sessions first appear (JSONL) or end (the
+others)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,12 @@
 """python manage.py import_conversations SLUG FILE... [--format auto|native|...]
+    [--bigcodebench FILE]
 
 Prints a summary and one line per rejected record (`file:line: reason`); fails (non-zero
 exit) only when nothing could be imported."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from django.core.management.base import CommandError
 
@@ -12,16 +15,26 @@ from annotation.management.study_command import StudyCommand
 
 
 class Command(StudyCommand):
-    help = "Import conversation files (JSONL or JSON arrays) into a study."
+    help = "Import conversation files (JSONL, JSON arrays or Parquet, gzip too) into a study."
 
     def add_arguments(self, parser):
         super().add_arguments(parser)
         parser.add_argument("files", nargs="+", metavar="FILE")
         parser.add_argument("--format", default="auto", choices=["auto", *FORMATS])
+        parser.add_argument(
+            "--bigcodebench",
+            metavar="FILE",
+            help="ConvCodeBench: a bigcode/bigcodebench export to take turn 1's task "
+            "instruction from (else a placeholder)",
+        )
 
     def handle(self, *args, slug: str, files: list[str], format: str, **options):
         study = self.get_study(slug)
-        report = import_files(study, files, fmt=format)
+        bigcodebench = options.get("bigcodebench")
+        if bigcodebench and not Path(bigcodebench).is_file():
+            raise CommandError(f"--bigcodebench: no such file: {bigcodebench}")
+        extra = {"bigcodebench": bigcodebench} if bigcodebench else {}
+        report = import_files(study, files, fmt=format, options=extra)
         for error in report.errors:
             self.stderr.write(error)
         for warning in report.warnings:
