@@ -132,6 +132,14 @@ def split_points(study: Study) -> list[SplitPoint]:
     return points
 
 
+def count_split_points(study: Study) -> int:
+    """len(split_points(study)), in two counts: each original of k parts has k - 1."""
+    parts = Conversation.objects.filter(
+        study=study, split_from__set_aside=SetAside.SPLIT, split_first_turn__isnull=False
+    )
+    return parts.count() - parts.values("split_from_id").distinct().count()
+
+
 def draw(points: list[SplitPoint], n: int, seed: int) -> list[SplitPoint]:
     """`n` of the points (given in the stable order) drawn with `seed`, in the stable order."""
     if n < 1:

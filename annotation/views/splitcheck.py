@@ -11,14 +11,14 @@ from django.views.decorators.http import require_http_methods
 
 from ..access import lead_page
 from ..forms import SplitCheckForm
-from ..intake.splitcheck import SplitCheckError, create_split_check, split_points
+from ..intake.splitcheck import SplitCheckError, count_split_points, create_split_check
 from ..models import Study
 
 
 @lead_page
 @require_http_methods(["GET", "POST"])
 def split_check(request: HttpRequest, study: Study) -> HttpResponse:
-    n_points = len(split_points(study))
+    n_points = count_split_points(study)
     if request.method != "POST":
         initial = {"slug": f"{study.slug}-split-check", "n": min(n_points, 383) or None}
         return _page(request, study, SplitCheckForm(initial=initial), n_points)

@@ -122,8 +122,10 @@ def test_it_finds_one_split_point_per_boundary_between_consecutive_parts():
 
 def test_it_ignores_an_original_that_is_not_set_aside_as_split():
     source = make_source()
+    assert splitcheck.count_split_points(source) == 6
     Conversation.objects.filter(study=source, external_id="a").update(set_aside=SetAside.NO)
     assert ("a", 3) not in [(p.original_external_id, p.before_turn) for p in split_points(source)]
+    assert splitcheck.count_split_points(source) == len(split_points(source)) == 5
 
 
 def test_the_same_seed_draws_the_same_split_points_whatever_the_database_ids():
@@ -135,6 +137,41 @@ def test_the_same_seed_draws_the_same_split_points_whatever_the_database_ids():
         assert drawn(first) == drawn(second)
         assert drawn(first) == sorted(drawn(first))  # stable order: by original, then boundary
     assert len({tuple(drawn(Study.objects.get(slug=f"one-{s}"))) for s in range(5)}) > 1
+
+
+def _point(ext: str, before: int, original_id: int) -> splitcheck.SplitPoint:
+    part = splitcheck.Part(0, f"{ext}/p", 1, before - 1, 1)
+    after = splitcheck.Part(0, f"{ext}/q", before, 2, 2)
+    return splitcheck.SplitPoint(original_id, ext, before + 1, before, (part, after), ("", 0, ""))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    keys=st.lists(
+        st.tuples(st.sampled_from("abcdef"), st.integers(2, 9)),
+        min_size=1,
+        max_size=30,
+        unique=True,
+    ),
+    ids=st.randoms(use_true_random=False),
+    seed=st.integers(0, 2**32),
+    data=st.data(),
+)
+def test_the_draw_depends_on_the_points_never_on_their_ids(keys, ids, seed, data):
+    n = data.draw(st.integers(1, len(keys)))
+    numbers = list(range(1, len(keys) + 1))
+    draws = []
+    for _ in range(2):
+        ids.shuffle(numbers)  # other database ids, other insertion order
+        points = [_point(ext, before, pk) for (ext, before), pk in zip(keys, numbers, strict=True)]
+        ids.shuffle(points)
+        points.sort(key=splitcheck.SplitPoint.sort_key)
+        draws.append(
+            [(p.original_external_id, p.before_turn) for p in splitcheck.draw(points, n, seed)]
+        )
+    assert draws[0] == draws[1]
+    assert len(draws[0]) == n and len(set(draws[0])) == n and set(draws[0]) <= set(keys)
+    assert draws[0] == sorted(draws[0])
 
 
 def test_it_refuses_more_split_points_than_there_are_and_writes_nothing():
@@ -466,3 +503,12 @@ def test_only_the_lead_reaches_the_split_check_page(client, page_setup, username
     post = client.post(url, {"slug": "check", "n": 1, "seed": 1})
     assert post.status_code == status
     assert not Study.objects.filter(slug="check").exists()
+
+
+def test_the_agreement_command_prints_the_accuracy():
+    study, _ = _labelled_check()
+    out = StringIO()
+    call_command("agreement", study.slug, "--bootstrap", "20", stdout=out)
+    text = out.getvalue()
+    assert "Split check: accuracy" in text
+    assert "bob: 4 split points, 2 right, accuracy 50.00%" in text
