@@ -242,3 +242,12 @@ class ProposalDecisionForm(forms.Form):
         if data.get("action") == "reject" and not (data.get("reason") or "").strip():
             raise forms.ValidationError("A reason is required to reject a proposal.")
         return data
+
+
+class SplitCheckForm(forms.Form):
+    """A split-check study from the source study's split points (intake/splitcheck.py)."""
+
+    slug = forms.SlugField(label="New study's slug", max_length=50)
+    name = forms.CharField(label="Name", max_length=200, required=False)
+    n = forms.IntegerField(label="Split points to draw", min_value=1)
+    seed = forms.IntegerField(label="Seed", initial=0)

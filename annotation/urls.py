@@ -17,6 +17,7 @@ from .views import (
     proposals,
     report,
     skip,
+    splitcheck,
     timing,
 )
 
@@ -51,6 +52,7 @@ lead_pages = [
     path("gold/<int:turn_id>/", gold.gold_decide, name="lead_gold_decide"),
     path("time/", timing.card_times, name="lead_card_times"),
     path("flags/", skip.flagged_cards, name="lead_flags"),
+    path("split-check/", splitcheck.split_check, name="lead_split_check"),
 ]
 
 # /s/<slug>/jobs/...: the lead's agreement and export jobs

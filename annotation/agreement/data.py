@@ -43,6 +43,7 @@ from django.utils import timezone
 
 from taxonomy.models import Type
 
+from ..intake import splitcheck
 from ..models import Annotation, Consensus, Group, Study
 from .extras import extras_from_encoded
 from .rows import RECORD, count_per, rank_ids, read_study, value_per
@@ -380,6 +381,8 @@ def compute_study_report(
             "versus_consensus": versus_encoded(everyone[axis], gold),
             "between_groups": _between_groups(between, n_boot, seed),
         }
+        if splitcheck.RIGHT_SPLIT in data.labels.codes[axis]:
+            axes[axis]["split_check"] = _split_accuracy(data, axis)
     return {
         "study": study.slug,
         "round": round,
@@ -390,6 +393,19 @@ def compute_study_report(
         "data_stamp": data.stamp,
         "axes": axes,
     }
+
+
+def _split_accuracy(data: _Loaded, axis: str) -> dict:
+    """A split-check axis: the share of split points labelled "Right split", for the
+    study-level gold and each annotator (judges too, marked), from the same records."""
+    sets = data.labels.sets(data.masks[axis], axis)
+    names = np.array(data.annotators, dtype=object)[data.annotator]
+    per_annotator: dict[str, list[frozenset]] = {}
+    for who, labels in zip(names.tolist(), sets.tolist(), strict=True):
+        per_annotator.setdefault(who, []).append(labels)
+    judges = set(names[data.judge].tolist())
+    gold = data.labels.sets(data.gold[axis].mask, axis)
+    return splitcheck.accuracy(gold.tolist(), per_annotator, judges=judges)
 
 
 def _between_groups(between: Encoded | None, n_boot: int, seed: int) -> dict:

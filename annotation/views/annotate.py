@@ -17,6 +17,7 @@ from annotation.models import Proposal
 
 from ..access import get_card_for_annotator, get_study_for_user
 from ..forms import AnnotationForm, MyCardsFilter, form_errors
+from ..intake import splitcheck
 from ..models import (
     Annotation,
     CardSkip,
@@ -233,7 +234,7 @@ def _render_card(
     ctx = {
         "study": study,
         "turn": turn,
-        "conversation": turn.conversation,
+        **splitcheck.turn_context(turn),
         "types": types,
         "form": form,
         "error": error,

@@ -38,6 +38,7 @@ from ..access import (
     round1_hidden_q,
 )
 from ..forms import AnnotationForm, CommentForm, ConsensusForm, QueueFilter
+from ..intake import splitcheck
 from ..models import (
     AlreadyDecided,
     Annotation,
@@ -348,7 +349,7 @@ def _render_discussion(
         "study": study,
         "card": card,
         "turn": card.turn,
-        "conversation": card.turn.conversation,
+        **splitcheck.turn_context(card.turn),
         "types": types,
         "rounds": _rounds(annotations, annotators, card),
         "comments": _comments(card),
