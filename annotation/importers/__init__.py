@@ -15,8 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-from . import lmsys, native, openai, sharegpt, wildchat
-from .base import BuiltConversation, ImportReport, RecordError, build_conversation
+from . import claude_code, codex, lmsys, native, openai, sharegpt, specstory, wildchat
+from .base import BuiltConversation, ImportReport, Record, RecordError, build_conversation
+from .folders import expand_paths
 from .readers import Item, read_items
 from .sniff import detect_container, sniff_file
 from .writer import Writer, display_name
@@ -24,6 +25,8 @@ from .writer import Writer, display_name
 __all__ = ["FORMATS", "ImportReport", "RecordError", "import_files"]
 
 FORMATS: dict[str, ModuleType] = {m.NAME: m for m in (native, openai, sharegpt, wildchat, lmsys)}
+# Whole-file formats: one file is one conversation (a module flag WHOLE_FILE, a parse_file).
+FORMATS.update({m.NAME: m for m in (specstory, claude_code, codex)})
 
 
 # Column sizes of Conversation.external_id and .source_file.
@@ -39,12 +42,15 @@ def import_files(
     display_names: dict | None = None,
 ) -> ImportReport:
     """Import conversation files into `study`. `fmt` is "auto" (sniff each file) or a name
-    from FORMATS. `progress(done_bytes, total_bytes)` is called once per written batch.
+    from FORMATS. A folder stands for the files below it of a kind `fmt` takes (folders.py);
+    the others are listed in `report.skipped`. `progress(done_bytes, total_bytes)` is called
+    once per written batch.
     `display_names` maps a path to the name errors should use (uploads live in temp files)."""
     if fmt != "auto" and fmt not in FORMATS:
         known = ", ".join(["auto", *FORMATS])
         raise ValueError(f"unknown format {fmt!r} (known: {known})")
     report = ImportReport()
+    paths = expand_paths(paths, fmt, FORMATS, report)
     sizes = {str(p): _size(p) for p in paths}
     total = sum(sizes.values())
     done_before = 0  # bytes of the files already finished
@@ -74,6 +80,14 @@ def _size(path: str | Path) -> int:
         return 0
 
 
+_CONTAINER_NAMES = {
+    "jsonl": "JSON Lines",
+    "array": "a JSON array",
+    "markdown": "Markdown",
+    "unknown": "neither JSON Lines nor a JSON array",
+}
+
+
 def _file_items(path, name: str, fmt: str, writer: Writer, report: ImportReport):
     """Import one file, yielding each item read (so the caller can track progress)."""
     try:
@@ -85,24 +99,34 @@ def _file_items(path, name: str, fmt: str, writer: Writer, report: ImportReport)
         report.warn(name, "the file is empty")
         report.files += 1
         return
-    if container not in ("jsonl", "array"):
-        what = "Markdown" if container == "markdown" else "neither JSON Lines nor a JSON array"
-        if fmt == "auto":
-            sniffed, _ = sniff_file(path, container) if container == "markdown" else (None, "")
-            if sniffed:
-                what = f"a {sniffed} export"
-        report.file_error(name, f"cannot import: the file is {what}; nothing imported from it")
-        return
     if fmt == "auto":
+        if container == "unknown":
+            what = _CONTAINER_NAMES[container]
+            report.file_error(name, f"cannot import: the file is {what}; nothing imported from it")
+            return
         sniffed, reason = sniff_file(path, container)
         if sniffed not in FORMATS:
+            if container == "markdown":
+                report.file_error(
+                    name, f"cannot import: the file is {reason}; nothing imported from it"
+                )
+                return
             why = f"it looks like {sniffed}, which has no importer" if sniffed else reason
             report.file_error(name, f"cannot recognise the format ({why}); nothing imported")
             return
         fmt = sniffed
     module = FORMATS[fmt]
+    if container not in getattr(module, "CONTAINERS", ("jsonl", "array")):
+        what = _CONTAINER_NAMES[container]
+        report.file_error(
+            name, f"cannot import as {fmt}: the file is {what}; nothing imported from it"
+        )
+        return
     report.files += 1
     writer.containers[name] = container
+    if getattr(module, "WHOLE_FILE", False):
+        _import_whole_file(path, name, module, writer, report)
+        return
     short = Path(name).name
     items = read_items(path, container)
     try:
@@ -113,6 +137,27 @@ def _file_items(path, name: str, fmt: str, writer: Writer, report: ImportReport)
                 writer.add(conversation)
     finally:
         items.close()
+
+
+def _import_whole_file(path, name: str, module: ModuleType, writer: Writer, report: ImportReport):
+    """A file that is one conversation (SpecStory, Claude Code, Codex): its bad lines are
+    reported as `file:line: reason`, the rest kept; a file that gives no turn is rejected
+    whole, naming the file."""
+    try:
+        record, line_errors = module.parse_file(path, Path(name).name)
+    except OSError as exc:
+        report.file_error(name, f"cannot read the file ({exc.strerror or exc})")
+        return
+    except RecordError as exc:
+        report.reject(name, f"{exc}; nothing imported from it")
+        return
+    for line, reason in line_errors:
+        report.reject(f"{name}:{line}", reason)
+    conversation = _conversation(record, module, name, name, None, report)
+    if conversation is not None:
+        # tool output is not in the character count; the file's size bounds it
+        conversation.size = max(conversation.size, _size(path))
+        writer.add(conversation)
 
 
 def _location(item: Item, name: str, module: ModuleType) -> str:
@@ -133,6 +178,21 @@ def _build(
     fallback_id = f"{short}:{item.line}" if item.index is None else f"{short}[{item.index}]"
     try:
         record = module.parse(item.obj, fallback_id)
+    except RecordError as exc:
+        report.reject(location, str(exc))
+        return None
+    return _conversation(record, module, name, location, position, report)
+
+
+def _conversation(
+    record: Record,
+    module: ModuleType,
+    name: str,
+    location: str,
+    position: int | None,
+    report: ImportReport,
+) -> BuiltConversation | None:
+    try:
         if len(record.external_id) > MAX_ID_LENGTH:
             raise RecordError(f"id is longer than {MAX_ID_LENGTH} characters")
         system_prompt, preamble, turns, warnings = build_conversation(record)

@@ -1,7 +1,8 @@
-"""python manage.py import_conversations SLUG FILE... [--format auto|native|...]
+"""python manage.py import_conversations SLUG PATH... [--format auto|native|...]
 
-Prints a summary and one line per rejected record (`file:line: reason`); fails (non-zero
-exit) only when nothing could be imported."""
+A PATH is a file or a folder (every file below it of a known format; the others are listed
+as skipped). Prints a summary and one line per rejected record (`file:line: reason`); fails
+(non-zero exit) only when nothing could be imported."""
 
 from __future__ import annotations
 
@@ -12,11 +13,14 @@ from annotation.management.study_command import StudyCommand
 
 
 class Command(StudyCommand):
-    help = "Import conversation files (JSONL or JSON arrays) into a study."
+    help = (
+        "Import conversation files (JSONL, JSON arrays, SpecStory Markdown, agent logs) or "
+        "folders of them into a study."
+    )
 
     def add_arguments(self, parser):
         super().add_arguments(parser)
-        parser.add_argument("files", nargs="+", metavar="FILE")
+        parser.add_argument("files", nargs="+", metavar="PATH")
         parser.add_argument("--format", default="auto", choices=["auto", *FORMATS])
 
     def handle(self, *args, slug: str, files: list[str], format: str, **options):
@@ -24,6 +28,8 @@ class Command(StudyCommand):
         report = import_files(study, files, fmt=format)
         for error in report.errors:
             self.stderr.write(error)
+        for skipped in report.skipped:
+            self.stderr.write(f"skipped: {skipped}")
         for warning in report.warnings:
             self.stderr.write(f"warning: {warning}")
         if report.warnings_dropped:
