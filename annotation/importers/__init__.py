@@ -50,7 +50,7 @@ def import_files(
         known = ", ".join(["auto", *FORMATS])
         raise ValueError(f"unknown format {fmt!r} (known: {known})")
     report = ImportReport()
-    paths = expand_paths(paths, fmt, FORMATS, report)
+    paths = expand_paths(paths, fmt, FORMATS, report, lambda p: display_name(p, display_names))
     sizes = {str(p): _size(p) for p in paths}
     total = sum(sizes.values())
     done_before = 0  # bytes of the files already finished

@@ -6,7 +6,7 @@ skipped and named in the report, never an error: a project folder holds much els
 from __future__ import annotations
 
 import os
-from collections.abc import Container
+from collections.abc import Callable, Container
 from pathlib import Path
 
 from .base import ImportReport
@@ -17,7 +17,11 @@ VISIBLE_HIDDEN = {".specstory"}
 
 
 def expand_paths(
-    paths: list[str | Path], fmt: str, known: Container[str], report: ImportReport
+    paths: list[str | Path],
+    fmt: str,
+    known: Container[str],
+    report: ImportReport,
+    name_of: Callable[[Path], str] = str,
 ) -> list[str | Path]:
     """The paths with each folder replaced by the files below it worth importing; files named
     on their own stay, whatever they are (their errors are reported as usual)."""
@@ -31,16 +35,18 @@ def expand_paths(
             if reason is None:
                 out.append(file)
             else:
-                report.skip(str(file), reason)
+                report.skip(name_of(file), reason)
     return out
 
 
-def _files_below(folder: Path):
+def _files_below(folder: Path) -> list[Path]:
+    """The files below `folder` in the order of their paths' parts (a folder's files and
+    subfolders mixed, as `ls -R | sort` would list them)."""
+    found = []
     for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") or d in VISIBLE_HIDDEN)
-        for name in sorted(files):
-            if not name.startswith("."):
-                yield Path(root, name)
+        dirs[:] = [d for d in dirs if not d.startswith(".") or d in VISIBLE_HIDDEN]
+        found += [Path(root, name) for name in files if not name.startswith(".")]
+    return sorted(found, key=lambda path: path.relative_to(folder).parts)
 
 
 def _why_not(path: Path, fmt: str, known: Container[str]) -> str | None:
