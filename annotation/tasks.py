@@ -123,6 +123,10 @@ def run_import(self, job_id: int) -> None:
     media = Path(settings.MEDIA_ROOT)
     paths = [media / f["path"] for f in job.params["files"]]
     names = {str(media / f["path"]): f["name"] for f in job.params["files"]}
+    folder = job.params.get("folder")
+    if folder:  # a folder chosen on the import page: its files of no known format are skipped
+        paths.append(media / folder["path"])
+        names.update({str(media / f["path"]): f["name"] for f in folder["files"]})
     if job.status == JobStatus.RUNNING:
         removed = job.remove_partial_import()
         logger.warning(

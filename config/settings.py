@@ -111,6 +111,8 @@ MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", DATA_DIR / "media"))
 MEDIA_URL = "media/"
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
+# A `.specstory/history` folder chosen on the import page holds a file per session.
+DATA_UPLOAD_MAX_NUMBER_FILES = 10_000
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

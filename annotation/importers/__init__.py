@@ -20,9 +20,22 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-from . import convcodebench, lmsys, native, openai, sharegpt, swechat, wildbench, wildchat
-from .base import BuiltConversation, ImportReport, RecordError, build_conversation
+from . import (
+    claude_code,
+    codex,
+    convcodebench,
+    lmsys,
+    native,
+    openai,
+    sharegpt,
+    specstory,
+    swechat,
+    wildbench,
+    wildchat,
+)
+from .base import BuiltConversation, ImportReport, Record, RecordError, build_conversation
 from .containers import GzipError
+from .folders import expand_paths
 from .readers import Item, read_items
 from .sniff import detect_container, sniff_file
 from .writer import Writer, display_name
@@ -33,6 +46,8 @@ FORMATS: dict[str, ModuleType] = {
     m.NAME: m
     for m in (native, openai, sharegpt, wildchat, lmsys, wildbench, swechat, convcodebench)
 }
+# Whole-file formats: one file is one conversation (a module flag WHOLE_FILE, a parse_file).
+FORMATS.update({m.NAME: m for m in (specstory, claude_code, codex)})
 
 
 # Column sizes of Conversation.external_id and .source_file.
@@ -49,13 +64,16 @@ def import_files(
     options: dict | None = None,
 ) -> ImportReport:
     """Import conversation files into `study`. `fmt` is "auto" (sniff each file) or a name
-    from FORMATS. `progress(done_bytes, total_bytes)` is called once per written batch.
+    from FORMATS. A folder stands for the files below it of a kind `fmt` takes (folders.py);
+    the others are listed in `report.skipped`. `progress(done_bytes, total_bytes)` is called
+    once per written batch.
     `display_names` maps a path to the name errors should use (uploads live in temp files).
     `options` go to the formats that take some (ConvCodeBench: `bigcodebench`, a path)."""
     if fmt != "auto" and fmt not in FORMATS:
         known = ", ".join(["auto", *FORMATS])
         raise ValueError(f"unknown format {fmt!r} (known: {known})")
     report = ImportReport()
+    paths = expand_paths(paths, fmt, FORMATS, report, lambda p: display_name(p, display_names))
     sizes = {str(p): _size(p) for p in paths}
     total = sum(sizes.values())
     done_before = 0  # bytes of the files already finished
@@ -85,6 +103,15 @@ def _size(path: str | Path) -> int:
         return 0
 
 
+_CONTAINER_NAMES = {
+    "jsonl": "JSON Lines",
+    "array": "a JSON array",
+    "parquet": "Parquet",
+    "markdown": "Markdown",
+    "unknown": "neither JSON Lines, a JSON array nor Parquet (gzip-compressed or not)",
+}
+
+
 def _file_items(path, name: str, fmt: str, writer: Writer, report: ImportReport, options: dict):
     """Import one file, yielding each item read (so the caller can track progress)."""
     try:
@@ -96,28 +123,34 @@ def _file_items(path, name: str, fmt: str, writer: Writer, report: ImportReport,
         report.warn(name, "the file is empty")
         report.files += 1
         return
-    if container not in ("jsonl", "array", "parquet"):
-        what = (
-            "Markdown"
-            if container == "markdown"
-            else "neither JSON Lines, a JSON array nor Parquet (gzip-compressed or not)"
-        )
-        if fmt == "auto":
-            sniffed, _ = sniff_file(path, container) if container == "markdown" else (None, "")
-            if sniffed:
-                what = f"a {sniffed} export"
-        report.file_error(name, f"cannot import: the file is {what}; nothing imported from it")
-        return
     if fmt == "auto":
+        if container == "unknown":
+            what = _CONTAINER_NAMES[container]
+            report.file_error(name, f"cannot import: the file is {what}; nothing imported from it")
+            return
         sniffed, reason = sniff_file(path, container)
         if sniffed not in FORMATS:
+            if container == "markdown":
+                report.file_error(
+                    name, f"cannot import: the file is {reason}; nothing imported from it"
+                )
+                return
             why = f"it looks like {sniffed}, which has no importer" if sniffed else reason
             report.file_error(name, f"cannot recognise the format ({why}); nothing imported")
             return
         fmt = sniffed
     module = FORMATS[fmt]
+    if container not in getattr(module, "CONTAINERS", ("jsonl", "array", "parquet")):
+        what = _CONTAINER_NAMES[container]
+        report.file_error(
+            name, f"cannot import as {fmt}: the file is {what}; nothing imported from it"
+        )
+        return
     report.files += 1
     writer.containers[name] = container
+    if getattr(module, "WHOLE_FILE", False):
+        _import_whole_file(path, name, module, writer, report)
+        return
     short = Path(name).name
     reader = getattr(module, "read_items", None)
     items = reader(path, container, options) if reader else read_items(path, container)
@@ -131,6 +164,27 @@ def _file_items(path, name: str, fmt: str, writer: Writer, report: ImportReport,
         report.file_error(name, f"cannot read the file ({exc}); nothing imported from it")
     finally:
         items.close()
+
+
+def _import_whole_file(path, name: str, module: ModuleType, writer: Writer, report: ImportReport):
+    """A file that is one conversation (SpecStory, Claude Code, Codex): its bad lines are
+    reported as `file:line: reason`, the rest kept; a file that gives no turn is rejected
+    whole, naming the file."""
+    try:
+        record, line_errors = module.parse_file(path, Path(name).name)
+    except OSError as exc:
+        report.file_error(name, f"cannot read the file ({exc.strerror or exc})")
+        return
+    except RecordError as exc:
+        report.reject(name, f"{exc}; nothing imported from it")
+        return
+    for line, reason in line_errors:
+        report.reject(f"{name}:{line}", reason)
+    conversation = _conversation(record, module, name, name, None, report)
+    if conversation is not None:
+        # tool output is not in the character count; the file's size bounds it
+        conversation.size = max(conversation.size, _size(path))
+        writer.add(conversation)
 
 
 def _location(item: Item, name: str, module: ModuleType) -> str:
@@ -156,14 +210,34 @@ def _build(
         position, fallback_id = item.index, f"{short}[{item.index}]"
     try:
         record = module.parse(item.obj, fallback_id)
+    except RecordError as exc:
+        report.reject(_relocated(exc, location, name, module, item.obj), str(exc))
+        return None
+    return _conversation(record, module, name, location, position, report, item.obj)
+
+
+def _relocated(exc: RecordError, location: str, name: str, module: ModuleType, obj) -> str:
+    """Where a record error is: the record's place, or the line, index or row it names."""
+    if (exc.line, exc.index, exc.row) == (None, None, None):
+        return location
+    return _location(Item(exc.line, exc.index, obj=obj, row=exc.row), name, module)
+
+
+def _conversation(
+    record: Record,
+    module: ModuleType,
+    name: str,
+    location: str,
+    position: int | None,
+    report: ImportReport,
+    obj=None,
+) -> BuiltConversation | None:
+    try:
         if len(record.external_id) > MAX_ID_LENGTH:
             raise RecordError(f"id is longer than {MAX_ID_LENGTH} characters")
         system_prompt, preamble, turns, warnings = build_conversation(record)
     except RecordError as exc:
-        if (exc.line, exc.index, exc.row) != (None, None, None):
-            at = Item(exc.line, exc.index, obj=item.obj, row=exc.row)
-            location = _location(at, name, module)
-        report.reject(location, str(exc))
+        report.reject(_relocated(exc, location, name, module, obj), str(exc))
         return None
     for warning in warnings:
         report.warn(location, warning)

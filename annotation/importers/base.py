@@ -263,6 +263,8 @@ class ImportReport:
     warnings: list[str] = field(default_factory=list)
     files: int = 0
     warnings_dropped: int = 0
+    # files of a folder that were not imported: `path: why` (not a format we know, ...)
+    skipped: list[str] = field(default_factory=list)
 
     def reject(self, location: str, reason: str) -> None:
         self.rejected += 1
@@ -271,6 +273,9 @@ class ImportReport:
     def file_error(self, name: str, reason: str) -> None:
         """A whole file could not be read; it counts as no record."""
         self.errors.append(f"{name}: {reason}")
+
+    def skip(self, name: str, reason: str) -> None:
+        self.skipped.append(f"{name}: {reason}")
 
     def warn(self, location: str, reason: str) -> None:
         if len(self.warnings) < MAX_WARNINGS_KEPT:
@@ -283,6 +288,8 @@ class ImportReport:
             f"Imported {self.conversations} conversations ({self.turns} turns) "
             f"from {self.files} file(s); rejected {self.rejected} records"
         )
+        if self.skipped:
+            text += f"; skipped {len(self.skipped)} file(s) of no known format"
         if self.warnings:
             text += f"; {len(self.warnings) + self.warnings_dropped} warnings"
         return text + "."
@@ -297,5 +304,7 @@ class ImportReport:
             "errors_not_shown": max(0, len(self.errors) - MAX_REPORTED),
             "warnings": self.warnings[:MAX_REPORTED],
             "warnings_not_shown": max(0, len(self.warnings) - MAX_REPORTED) + self.warnings_dropped,
+            "skipped": self.skipped[:MAX_REPORTED],
+            "skipped_not_shown": max(0, len(self.skipped) - MAX_REPORTED),
             "summary": self.summary_line(),
         }

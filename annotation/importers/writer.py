@@ -75,6 +75,8 @@ class Writer:
     # duplicates --------------------------------------------------------------------------
 
     def _location(self, source_file: str, source_line: int | None) -> str:
+        if source_line is None:
+            return source_file  # a file that is one conversation (SpecStory, agent logs)
         container = self.containers.get(source_file)
         if container is None:
             container = "array" if source_file.lower().endswith(".json") else "jsonl"

@@ -39,6 +39,7 @@ from .jobs import recent_jobs
 IMPORT_FORMATS = ["auto", *FORMATS]
 
 CONVERSATIONS_PER_PAGE = 50
+NO_FILES = "Choose one or more files, or a folder, to import."
 
 
 # -- conversations and import ---------------------------------------------------------------
@@ -78,10 +79,10 @@ def conversations(request: HttpRequest, study: Study) -> HttpResponse:
     return render(request, "annotation/lead/conversations.html", ctx)
 
 
-def _save_uploads(job: Job, uploads: list) -> list[dict]:
-    """Store the uploads under MEDIA_ROOT/imports/<job id>/ and remember each original name:
-    the import's error messages must name the file the lead chose, not our copy."""
-    folder = Path(settings.MEDIA_ROOT) / "imports" / str(job.pk)
+def _save_uploads(job: Job, uploads: list, under: str = "") -> list[dict]:
+    """Store the uploads under MEDIA_ROOT/imports/<job id>/[under/] and remember each original
+    name: the import's error messages must name the file the lead chose, not our copy."""
+    folder = Path(settings.MEDIA_ROOT) / "imports" / str(job.pk) / under
     folder.mkdir(parents=True, exist_ok=True)
     files = []
     for i, upload in enumerate(uploads, 1):
@@ -89,8 +90,10 @@ def _save_uploads(job: Job, uploads: list) -> list[dict]:
             safe = get_valid_filename(Path(upload.name).name)
         except SuspiciousFileOperation:
             safe = "upload"
-        # numbered: two uploads may share a name
-        relative = Path("imports", str(job.pk), f"{i}-{safe}")
+        # numbered (in the order chosen): two uploads may share a name
+        relative = Path(
+            "imports", str(job.pk), under, f"{i:05d}-{safe}" if under else f"{i}-{safe}"
+        )
         with (Path(settings.MEDIA_ROOT) / relative).open("wb") as out:
             for chunk in upload.chunks():
                 out.write(chunk)
@@ -101,9 +104,11 @@ def _save_uploads(job: Job, uploads: list) -> list[dict]:
 @lead_post
 def import_conversations(request: HttpRequest, study: Study) -> HttpResponse:
     uploads = request.FILES.getlist("files")
+    # a chosen folder's files (webkitdirectory): the browser sends hidden ones too
+    in_folder = [u for u in request.FILES.getlist("folder") if not u.name.startswith(".")]
     fmt = request.POST.get("format", "auto")
-    if not uploads or fmt not in IMPORT_FORMATS:
-        error = "Choose one or more files to import." if not uploads else f"Unknown format {fmt!r}."
+    if not (uploads or in_folder) or fmt not in IMPORT_FORMATS:
+        error = f"Unknown format {fmt!r}." if uploads or in_folder else NO_FILES
         messages.error(request, error)
         return redirect("lead_conversations", study.slug)
     with transaction.atomic():
@@ -111,9 +116,15 @@ def import_conversations(request: HttpRequest, study: Study) -> HttpResponse:
             study=study, kind=JobKind.IMPORT, created_by=request.user, params={"format": fmt}
         )
         job.params["files"] = _save_uploads(job, uploads)
+        if in_folder:
+            # imported as a folder: files of no known format are skipped, not errors
+            job.params["folder"] = {
+                "path": str(Path("imports", str(job.pk), "folder")),
+                "files": _save_uploads(job, in_folder, under="folder"),
+            }
         job.save(update_fields=["params"])
         transaction.on_commit(lambda: run_import.delay(job.pk))
-    messages.success(request, f"Import of {len(uploads)} file(s) queued.")
+    messages.success(request, f"Import of {len(uploads) + len(in_folder)} file(s) queued.")
     return redirect("lead_conversations", study.slug)
 
 

@@ -86,14 +86,12 @@ def test_it_reports_an_unrecognised_file_once_and_imports_the_others(study, file
     assert report.rejected == 0
 
 
-def test_it_names_a_recognised_format_that_has_no_importer(study, files):
+def test_an_agent_log_without_a_prompt_is_recognised_and_rejected_naming_the_file(study, files):
+    # Codex CLI was once recognised with no importer; every sniffed format now has one.
     path = files.jsonl("codex.jsonl", {"timestamp": "t", "type": "session_meta", "payload": {}})
     report = import_files(study, [path])
     assert report.conversations == 0
-    assert report.errors == [
-        f"{path}: cannot recognise the format (it looks like codex-cli, which has no importer);"
-        " nothing imported"
-    ]
+    assert report.errors == [f"{path}: no user message: nothing to sort"]
 
 
 def test_it_uses_a_forced_format_without_sniffing(study, files):

@@ -1,8 +1,9 @@
-"""python manage.py import_conversations SLUG FILE... [--format auto|native|...]
+"""python manage.py import_conversations SLUG PATH... [--format auto|native|...]
     [--bigcodebench FILE]
 
-Prints a summary and one line per rejected record (`file:line: reason`); fails (non-zero
-exit) only when nothing could be imported."""
+A PATH is a file or a folder (every file below it of a known format; the others are listed
+as skipped). Prints a summary and one line per rejected record (`file:line: reason`); fails
+(non-zero exit) only when nothing could be imported."""
 
 from __future__ import annotations
 
@@ -15,11 +16,14 @@ from annotation.management.study_command import StudyCommand
 
 
 class Command(StudyCommand):
-    help = "Import conversation files (JSONL, JSON arrays or Parquet, gzip too) into a study."
+    help = (
+        "Import conversation files (JSONL, JSON arrays or Parquet, gzip too; SpecStory "
+        "Markdown, agent logs) or folders of them into a study."
+    )
 
     def add_arguments(self, parser):
         super().add_arguments(parser)
-        parser.add_argument("files", nargs="+", metavar="FILE")
+        parser.add_argument("files", nargs="+", metavar="PATH")
         parser.add_argument("--format", default="auto", choices=["auto", *FORMATS])
         parser.add_argument(
             "--bigcodebench",
@@ -37,6 +41,8 @@ class Command(StudyCommand):
         report = import_files(study, files, fmt=format, options=extra)
         for error in report.errors:
             self.stderr.write(error)
+        for skipped in report.skipped:
+            self.stderr.write(f"skipped: {skipped}")
         for warning in report.warnings:
             self.stderr.write(f"warning: {warning}")
         if report.warnings_dropped:
