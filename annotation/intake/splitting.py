@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from ..models import (
@@ -105,20 +105,50 @@ def _in_use(conversations) -> str:
             f"{names[conversation_id]} is assigned to group {group!r}: a conversation given "
             "to annotators keeps its cards as they are; remove the assignment first."
         )
-    for model, what in USES:
-        on_turns = model.objects.filter(turn_id=OuterRef("pk"))
-        turn = (
-            Turn.objects.filter(conversation_id__in=ids)
-            .filter(Exists(on_turns))
-            .order_by("conversation_id", "index")
-            .values_list("conversation_id", "index")
-            .first()
+    # one query: the first turn carrying any of them, and which
+    uses = {
+        f"has_{i}": Exists(model.objects.filter(turn_id=OuterRef("pk")))
+        for i, (model, _) in enumerate(USES)
+    }
+    carrying = Q()
+    for name in uses:
+        carrying |= Q(**{name: True})
+    turn = (
+        Turn.objects.filter(conversation_id__in=ids)
+        .annotate(**uses)
+        .filter(carrying)
+        .order_by("conversation_id", "index")
+        .values("conversation_id", "index", *uses)
+        .first()
+    )
+    if turn is not None:
+        what = next(what for i, (_, what) in enumerate(USES) if turn[f"has_{i}"])
+        return (
+            f"{names[turn['conversation_id']]} turn {turn['index']} has a {what}: labels and "
+            "their record belong to the cards as they are, so its turns cannot move."
         )
-        if turn is not None:
-            return (
-                f"{names[turn[0]]} turn {turn[1]} has a {what}: labels and their record belong "
-                "to the cards as they are, so its turns cannot move."
-            )
+    return ""
+
+
+def why_not_split(conversation: Conversation) -> str:
+    """Why `conversation` cannot be split at all, whatever the points ("" when it can)."""
+    name = conversation.external_id
+    if conversation.set_aside == SetAside.SPLIT:
+        return f"{name} is already split; undo that split to split it otherwise."
+    if conversation.split_from_id is not None:
+        return (
+            f"{name} is a part of {conversation.split_from.external_id}: undo that split and "
+            "split the original at every point at once, so each part names the original."
+        )
+    if conversation.set_aside:
+        return (
+            f"{name} is not in the study's set ({conversation.get_set_aside_display()}): only "
+            "conversations of the set are split."
+        )
+    if conversation.n_turns < 2:
+        return f"{name} has one turn: there is nothing to split."
+    if why := _in_use([conversation]):
+        return f"Cannot split {name}: {why}"
     return ""
 
 
@@ -130,21 +160,9 @@ def split(conversation: Conversation, before_turns: Iterable[int], by=None) -> l
     or a point is not a turn from 2 to its last."""
     original = Conversation.objects.select_for_update().get(pk=conversation.pk)
     name = original.external_id
-    if original.set_aside == SetAside.SPLIT or original.split_parts.exists():
-        raise SplitRefused(f"{name} is already split; undo that split to split it otherwise.")
-    if original.split_from_id is not None:
-        raise SplitRefused(
-            f"{name} is a part of {original.split_from.external_id}: undo that split and "
-            "split the original at every point at once, so each part names the original."
-        )
-    if original.set_aside:
-        raise SplitRefused(
-            f"{name} is not in the study's set ({original.get_set_aside_display()}): only "
-            "conversations of the set are split."
-        )
+    if why := why_not_split(original):
+        raise SplitRefused(why)
     ranges = part_ranges(original.n_turns, before_turns)
-    if why := _in_use([original]):
-        raise SplitRefused(f"Cannot split {name}: {why}")
     turns = list(original.turns.order_by("index"))
     if len(turns) != original.n_turns:
         raise SplitRefused(
