@@ -18,6 +18,7 @@ has been given) is never split, and parts that have been are never merged back."
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 
 from django.db import transaction
@@ -36,6 +37,8 @@ from ..models import (
     StudyGold,
     Turn,
 )
+
+logger = logging.getLogger(__name__)
 
 LEAD = "lead"  # SplitProposal.source of a point the lead chose
 # what on a card stops its conversation from being split, in the words of the refusal
@@ -169,6 +172,13 @@ def split(conversation: Conversation, before_turns: Iterable[int], by=None) -> l
             f"{name} says it has {original.n_turns} turns but {len(turns)} are stored; "
             "not splitting an inconsistent conversation."
         )
+    longest = part_id(name, len(ranges))
+    limit = Conversation._meta.get_field("external_id").max_length
+    if len(longest) > limit:
+        raise SplitRefused(
+            f"Cannot split {name[:40]}...: a part's name ({len(longest)} characters) would "
+            f"pass the {limit} an external id may have."
+        )
     taken = set(
         Conversation.objects.filter(
             study_id=original.study_id,
@@ -213,8 +223,10 @@ def split(conversation: Conversation, before_turns: Iterable[int], by=None) -> l
         parts.append(part)
     original.set_aside = SetAside.SPLIT
     original.save(update_fields=["set_aside"])
-    _record_points(original, [first for first, _ in ranges[1:]], by, now)
+    points = [first for first, _ in ranges[1:]]
+    _record_points(original, points, by, now)
     conversation.set_aside = original.set_aside
+    logger.info("%s split conversation %s before turns %s", by or "someone", original.pk, points)
     return parts
 
 
@@ -269,4 +281,5 @@ def unsplit(original: Conversation, by=None) -> int:
     proposals.filter(source=LEAD).delete()
     proposals.update(status=SplitProposal.Status.OPEN)
     original.set_aside = locked.set_aside
+    logger.info("%s undid the split of conversation %s", by or "someone", locked.pk)
     return len(parts)

@@ -156,6 +156,13 @@ def test_it_refuses_when_a_part_name_is_taken(study):
     assert original.set_aside == SetAside.NO
 
 
+def test_it_refuses_when_a_part_name_would_be_too_long(study):
+    original = make_conversation(study, "x" * 254, n_turns=3)
+    with pytest.raises(SplitRefused, match="would pass the 255 an external id may have"):
+        split(original, [2])
+    assert Conversation.objects.count() == 1
+
+
 def test_unsplit_restores_the_original(study):
     original = make_rich(study)
     before = turns_of(original)
