@@ -252,3 +252,17 @@ def test_parse_points(answer, points, problems):
 def test_parse_points_refuses_what_is_not_the_json_asked_for(answer):
     with pytest.raises(llm.BadAnswer):
         llm.parse_points(answer, 4)
+
+
+def test_the_job_partial_shows_the_summary_and_each_unusable_answer(client, study, lead, fake_llm):
+    from django.urls import reverse
+
+    job = run_job(
+        study, lead, [conversation(study, "good", "[good]"), conversation(study, "b", "[badjson]")]
+    )
+    client.force_login(lead)
+    text = client.get(reverse("job_detail", args=[study.slug, job.pk])).text
+    assert "Split proposals from the LLM, 2 conversations" in text
+    assert "2 split points proposed for 1 of 2 conversations asked; 0 skipped, 1 problem." in text
+    assert "Answers that could not be used (1)" in text
+    assert "<code>b: the answer is not JSON" in text
