@@ -302,3 +302,42 @@ def run_export(self, job_id: int) -> None:
     result["blind_for"] = reader.username if reader is not None else None
     result["blind_for_id"] = reader.pk if reader is not None else None
     job.finish(result=result, result_file=str(relative))
+
+
+@shared_task(bind=True)
+def run_split_proposals(self, job_id: int) -> None:
+    """params: conversations [ids] -> open SplitProposal rows from the configured LLM, and
+    job.result = intake.llm.propose_splits(...): counts, and one line per conversation whose
+    answer could not be used. Fails when the feature is off, or when no conversation asked
+    got a usable answer (the lines say why). Running a lost job again asks again: each
+    conversation's open LLM proposals are replaced, never doubled."""
+    from .intake.llm import LLMConfig, off_reason, propose_splits
+
+    job = _load_job(job_id, "split proposals")
+    if job is None:
+        return
+    ids = job.params.get("conversations", [])
+    job.start(total=len(ids))
+    config = LLMConfig.from_settings()
+    if config is None:
+        job.fail(off_reason())
+        return
+    throttled = _Throttled(job)
+    try:
+        with _heartbeat(job, self.request):
+            result = propose_splits(
+                job.study,
+                ids,
+                config,
+                job=job,
+                progress=lambda done, total: throttled(done, total, "conversations"),
+            )
+    except Exception as exc:
+        logger.exception("split proposals job %s failed", job.pk)
+        job.fail(f"{type(exc).__name__}: {exc}")
+        return
+    if result["asked"] and not result["answered"]:
+        first = result["errors"][0] if result["errors"] else ""
+        job.fail(f"No conversation got a usable answer from the LLM. First: {first}", result)
+    else:
+        job.finish(result)

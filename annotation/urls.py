@@ -17,6 +17,7 @@ from .views import (
     proposals,
     report,
     skip,
+    split,
     splitcheck,
     timing,
 )
@@ -41,6 +42,22 @@ card = [
 lead_pages = [
     path("conversations/", lead.conversations, name="lead_conversations"),
     path("conversations/<int:conversation_id>/", browse.conversation, name="lead_conversation"),
+    path(
+        "conversations/<int:conversation_id>/split/",
+        split.split_conversation,
+        name="lead_split",
+    ),
+    path(
+        "conversations/<int:conversation_id>/unsplit/",
+        split.unsplit_conversation,
+        name="lead_unsplit",
+    ),
+    path("split-proposals/ask/", split.ask_llm, name="lead_split_ask"),
+    path(
+        "split-proposals/<int:proposal_id>/dismiss/",
+        split.dismiss_proposal,
+        name="lead_split_dismiss",
+    ),
     path("browse/", browse.browse, name="lead_browse"),
     path("import/", lead.import_conversations, name="lead_import"),
     path("import/annotations/", lead.import_annotations, name="lead_import_annotations"),

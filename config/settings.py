@@ -155,6 +155,13 @@ JOB_WAITING_WARNING_SECONDS = env_int("JOB_WAITING_WARNING_SECONDS", 10)
 # was killed or crashed); workers beat every few seconds while they run a job.
 JOB_LOST_SECONDS = env_int("JOB_LOST_SECONDS", 120)
 
+# LLM split proposals (annotation/intake/llm.py): any OpenAI-compatible chat completions
+# endpoint. Off unless both the base URL and the model are set; the key is optional.
+CARDSORT_LLM_BASE_URL = os.environ.get("CARDSORT_LLM_BASE_URL", "").strip()
+CARDSORT_LLM_MODEL = os.environ.get("CARDSORT_LLM_MODEL", "").strip()
+CARDSORT_LLM_API_KEY = os.environ.get("CARDSORT_LLM_API_KEY", "").strip()
+CARDSORT_LLM_TIMEOUT = env_int("CARDSORT_LLM_TIMEOUT", 60)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -23,11 +23,15 @@ GOLD_TEXT_CHUNK_SIZE = 2000
 CSV_EMPTY_SET = "-"
 CSV_SEPARATOR = "|"
 
+# a part of a split conversation names the original: its external id and the original's
+# index of the part's turn 1 (both null for a conversation that is not a part)
+SPLIT_COLUMNS = ("split_from", "split_first_turn")
 GOLD_COLUMNS = (
     "study",
     "group",
     "conversation",
     "turn",
+    *SPLIT_COLUMNS,
     "consensus",
     "method",
     "decided_by",
@@ -57,13 +61,14 @@ RAW_COLUMNS = (
     "group",
     "conversation",
     "turn",
+    *SPLIT_COLUMNS,
     "round",
     "annotator",
     "labels",
     *ANNOTATION_FIELDS,
     "taxonomy_version",
 )
-INT_COLUMNS = {"turn", "from_round", "round", "confidence"}
+INT_COLUMNS = {"turn", "split_first_turn", "from_round", "round", "confidence"}
 BOOL_COLUMNS = {"is_current"}
 
 

@@ -38,6 +38,7 @@ from .columns import (
     CONSENSUS_COLUMNS,
     GOLD_CHUNK_SIZE,
     GOLD_TEXT_CHUNK_SIZE,
+    SPLIT_COLUMNS,
     STUDY_GOLD_COLUMNS,
     TEXT_COLUMNS,
     arrow_schema,
@@ -104,7 +105,14 @@ def gold_tables(
         yield export.table(cards)
 
 
-_CARDS = [("turn_id", _INT), ("conversation_id", _INT), ("turn", _INT), ("conversation", _STR)]
+_CARDS = [
+    ("turn_id", _INT),
+    ("conversation_id", _INT),
+    ("turn", _INT),
+    ("conversation", _STR),
+    ("split_from", _STR),
+    ("split_first_turn", _INT),
+]
 
 
 def _card_chunks(study: Study, chunk_size: int, with_text: bool, blind_for) -> Iterator[pa.Table]:
@@ -124,7 +132,16 @@ def _card_chunks(study: Study, chunk_size: int, with_text: bool, blind_for) -> I
         Turn.objects.filter(conversation__study=study)
         .annotate(blind=blind)
         .order_by("conversation_id", "index")
-        .values_list("pk", "conversation_id", "index", "conversation__external_id", "blind", *text)
+        .values_list(
+            "pk",
+            "conversation_id",
+            "index",
+            "conversation__external_id",
+            "conversation__split_from__external_id",
+            "conversation__split_first_turn",
+            "blind",
+            *text,
+        )
     )
     schema = pa.schema([*_CARDS, ("blind", pa.bool_()), *((name, _STR) for name in text)])
     turn, conversation = Turn._meta.db_table, Conversation._meta.db_table
@@ -193,6 +210,7 @@ class _GoldExport:
             "group": self.group_names.take(rows["rank"]),
             "conversation": cards["conversation"].take(rows["card"]),
             "turn": cards["turn"].take(rows["card"]),
+            **{name: cards[name].take(rows["card"]) for name in SPLIT_COLUMNS},
         }
         # the consensus of a card hidden from `blind_for` would tell its round-1 labels
         visible = pc.if_else(blind, pa.scalar(None, decided.type), decided)

@@ -53,6 +53,8 @@ def raw_rows(
         "turn__conversation_id",
         "turn__conversation__external_id",
         "turn__index",
+        "turn__conversation__split_from__external_id",
+        "turn__conversation__split_first_turn",
         "round",
         "annotator__username",
         *ANNOTATION_FIELDS,
@@ -69,13 +71,25 @@ def raw_rows(
             ).values_list("annotation_id", "type__code")
         )
         seats = _Seats(row[1] for row in chunk)
-        for pk, conversation_id, external_id, index, rnd, username, *rest in chunk:
+        for (
+            pk,
+            conversation_id,
+            external_id,
+            index,
+            split_from,
+            first,
+            rnd,
+            username,
+            *rest,
+        ) in chunk:
             is_current, source, created_at, note, evidence, confidence, slug, number = rest[:8]
             yield {
                 "study": study.slug,
                 "group": seats.group_of(conversation_id, username),
                 "conversation": external_id,
                 "turn": index,
+                "split_from": split_from,
+                "split_first_turn": first,
                 "round": rnd,
                 "annotator": username,
                 "labels": labels.get(pk, []),

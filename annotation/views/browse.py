@@ -15,7 +15,10 @@ from django.views.decorators.http import require_GET
 
 from ..access import lead_page
 from ..browse import BrowseFilter, Choices, conversation_cards, page_rows
-from ..models import Conversation, Study
+from ..intake.llm import off_reason
+from ..intake.splitting import why_not_split
+from ..models import Conversation, JobKind, SetAside, SplitProposal, Study
+from .jobs import RECENT_JOBS
 
 PAGE_SIZE = 50
 
@@ -32,17 +35,49 @@ def browse(request: HttpRequest, study: Study) -> HttpResponse:
     ids = form.conversations(study).values_list("pk", flat=True)
     page = Paginator(ids, PAGE_SIZE).get_page(request.GET.get("page"))
     rows = page_rows(list(page), form.cleaned_data.get("q", ""))
-    ctx.update(page=page, rows=rows, query=urlencode(form.query_string()))
+    ctx.update(page=page, rows=rows, query=urlencode(form.query_string()), llm_off=off_reason())
     return render(request, "annotation/lead/browse.html", ctx)
 
 
 @lead_page
 @require_GET
 def conversation(request: HttpRequest, study: Study, conversation_id: int) -> HttpResponse:
-    conversation = get_object_or_404(Conversation, pk=conversation_id, study=study)
+    conversation = get_object_or_404(
+        Conversation.objects.select_related("split_from"), pk=conversation_id, study=study
+    )
     ctx = {
         "study": study,
         "conversation": conversation,
         "cards": conversation_cards(request.user, study, conversation),
+        **split_context(study, conversation),
     }
     return render(request, "annotation/lead/conversation.html", ctx)
+
+
+def turns_said(first: int, n: int) -> str:
+    """The original's turns a part holds, in words: "turn 4" or "turns 4-6"."""
+    return f"turn {first}" if n == 1 else f"turns {first}-{first + n - 1}"
+
+
+def split_context(study: Study, conversation: Conversation) -> dict:
+    """The page's splitting: why it cannot be split (if so), its parts or its original, its
+    split proposals, whether the LLM is configured, and the LLM jobs that asked about it."""
+    parts = []
+    if conversation.set_aside == SetAside.SPLIT:
+        parts = list(conversation.split_parts.order_by("split_first_turn"))
+    for part in [*parts, conversation] if conversation.split_from_id else parts:
+        part.turns_said = turns_said(part.split_first_turn, part.n_turns)
+    # the latest LLM jobs of the study (their partials poll job_detail, which reaps lost ones)
+    latest = study.jobs.filter(kind=JobKind.SPLIT).select_related("created_by")[:RECENT_JOBS]
+    jobs = [job for job in latest if conversation.pk in job.params.get("conversations", [])]
+    proposals = list(conversation.split_proposals.all())
+    return {
+        "split_refusal": why_not_split(conversation),
+        "parts": parts,
+        "split_proposals": proposals,
+        "open_split_points": [
+            p.turn_index for p in proposals if p.status == SplitProposal.Status.OPEN
+        ],
+        "llm_off": off_reason(),
+        "split_jobs": jobs,
+    }

@@ -17,8 +17,9 @@ from .helpers import browse_url, conversation_url, listed, make_browsable
 BROWSE_QUERIES = 14
 BROWSE_QUERIES_CACHED = 12
 # the same four, then the conversation, its turns, groups (annotators, judges), states,
-# the cards hidden from the lead, labels (types), consensus (types), study gold (types)
-CONVERSATION_QUERIES = 17
+# the cards hidden from the lead, labels (types), consensus (types), study gold (types);
+# splitting: whether it may be split (its assignments), its split proposals, its LLM jobs
+CONVERSATION_QUERIES = 20
 
 
 def _study_with(study, n: int, groups) -> None:

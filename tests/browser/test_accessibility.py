@@ -27,6 +27,7 @@ from annotation.models import (
     Kind,
     Proposal,
     SkipKind,
+    SplitProposal,
 )
 from tests.browser.a11y import assert_no_serious_violations, focused, tab_through
 from tests.browser.pages import htmx_ready, key_of, wait_for_card
@@ -64,6 +65,9 @@ def world(study, alice, bob, lead):
         label(overlap, user, code)
     add_proposals(study, lead, alice, bob, cards, disputed)
     agreement = add_jobs(study, lead)
+    # a conversation to split (unassigned), with an LLM's split proposal
+    topics = make_conversation(study, "c9", n_turns=3)
+    SplitProposal.objects.create(conversation=topics, turn_index=2, reason="A new task.")
     CardSkip.objects.create(turn=cards[2], annotator=bob, kind=SkipKind.FLAG, reason="unclear")
     for turn, ms in ((cards[0], 41_000), (disputed, 75_000)):
         CardTime.objects.create(turn=turn, annotator=alice, active_ms=ms)
@@ -75,6 +79,7 @@ def world(study, alice, bob, lead):
         overlap=overlap,
         agreement=agreement,
         bob=bob,
+        topics=topics,
     )
 
 
@@ -172,6 +177,11 @@ def open_flag_box(page, world) -> None:
     page.wait_for_selector("#flag-box[open] textarea")
 
 
+def ask_to_split(page, world) -> None:
+    page.get_by_role("button", name="Split before turn 3").click()
+    page.wait_for_selector("#split-preview")
+
+
 def open_proposal_box(page, world) -> None:
     page.get_by_text("None fits? Propose a new type").click()
     page.wait_for_selector("#propose input[name=name]")
@@ -240,6 +250,13 @@ PAGES = [
         "lead: one conversation",
         "lead",
         lambda w: f"/s/s1/lead/conversations/{w.disputed.conversation_id}/",
+    ),
+    Page("lead: a conversation to split", "lead", lambda w: f"/s/s1/lead/conversations/{w.topics.pk}/"),
+    Page(
+        "lead: split confirmation",
+        "lead",
+        lambda w: f"/s/s1/lead/conversations/{w.topics.pk}/",
+        ask_to_split,
     ),
 ]  # fmt: skip
 

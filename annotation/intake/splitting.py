@@ -1,0 +1,285 @@
+"""Splitting a multi-topic conversation into single-topic ones (issue 10, point 3), and
+undoing it.
+
+A split before turns k1 < k2 < ... makes parts: new conversations of the same study, turns
+1..k1-1, k1..k2-1, ..., each re-indexed from 1, with `split_from` = the original and
+`split_first_turn` = the original's index of the part's turn 1, external id
+"<original's>#<part number>". Source fields, metadata and the system prompt are copied to
+every part; an import's preamble (assistant messages before the first user message) stays
+with part 1, where it was. The original keeps its turns and stays as provenance, set aside
+(SetAside.SPLIT): the exports name it on every row of its parts.
+
+Who split, and where, is recorded as applied SplitProposal rows: an LLM's proposal at a
+chosen point becomes applied, any other point gets a proposal of source "lead". Undoing
+reopens the LLM's and drops the lead's.
+
+Labels live on turns, so a conversation whose cards someone has labelled (or that a group
+has been given) is never split, and parts that have been are never merged back."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from django.db import transaction
+from django.db.models import Exists, OuterRef, Q
+from django.utils import timezone
+
+from ..models import (
+    Annotation,
+    Assignment,
+    Comment,
+    Consensus,
+    Conversation,
+    Proposal,
+    SetAside,
+    SplitProposal,
+    StudyGold,
+    Turn,
+)
+
+logger = logging.getLogger(__name__)
+
+LEAD = "lead"  # SplitProposal.source of a point the lead chose
+# what on a card stops its conversation from being split, in the words of the refusal
+USES = (
+    (Annotation, "label"),
+    (Consensus, "consensus"),
+    (StudyGold, "study gold decision"),
+    (Comment, "discussion comment"),
+    (Proposal, "proposal of a new type"),
+)
+
+
+class SplitRefused(ValueError):
+    """A split or an undo that cannot be done as asked; nothing was changed."""
+
+
+def part_id(original: Conversation | str, k: int) -> str:
+    """The external id of part `k` (1-based) of `original`."""
+    external_id = original if isinstance(original, str) else original.external_id
+    return f"{external_id}#{k}"
+
+
+def part_ranges(n_turns: int, before_turns: Iterable[int]) -> list[tuple[int, int]]:
+    """The original's turns (first, last) of each part, for a split before `before_turns`
+    (checked: see check_points)."""
+    points = check_points(n_turns, before_turns)
+    starts = [1, *points]
+    ends = [p - 1 for p in points] + [n_turns]
+    return list(zip(starts, ends, strict=True))
+
+
+def check_points(n_turns: int, before_turns: Iterable[int]) -> list[int]:
+    """The split points sorted, duplicates merged; SplitRefused for none, or for one that
+    is not a turn index from 2 to `n_turns` (a split before turn 1 or after the last turn
+    would make an empty part)."""
+    points = []
+    for raw in before_turns:
+        try:
+            point = int(raw)
+        except (TypeError, ValueError):
+            raise SplitRefused(f"Split point {raw!r} is not a turn number.") from None
+        if not 2 <= point <= n_turns:
+            raise SplitRefused(
+                f"Cannot split before turn {point}: a split point must be a turn from 2 to "
+                f"{n_turns} (the conversation has {n_turns} turn{'s' if n_turns != 1 else ''}), "
+                "so that every part keeps at least one turn."
+            )
+        points.append(point)
+    if not points:
+        raise SplitRefused("No split point given: choose the turn(s) a new topic starts at.")
+    return sorted(set(points))
+
+
+def _in_use(conversations) -> str:
+    """Why these conversations' turns may not be moved ("" when they may): assigned to a
+    group, or carrying labels, a consensus, a study gold, a comment or a type proposal."""
+    conversations = list(conversations)
+    ids = [c.pk for c in conversations]
+    names = {c.pk: c.external_id for c in conversations}
+    groups = (
+        Assignment.objects.filter(conversation_id__in=ids)
+        .order_by("conversation_id", "group__name")
+        .values_list("conversation_id", "group__name")
+    )
+    for conversation_id, group in groups:
+        return (
+            f"{names[conversation_id]} is assigned to group {group!r}: a conversation given "
+            "to annotators keeps its cards as they are; remove the assignment first."
+        )
+    # one query: the first turn carrying any of them, and which
+    uses = {
+        f"has_{i}": Exists(model.objects.filter(turn_id=OuterRef("pk")))
+        for i, (model, _) in enumerate(USES)
+    }
+    carrying = Q()
+    for name in uses:
+        carrying |= Q(**{name: True})
+    turn = (
+        Turn.objects.filter(conversation_id__in=ids)
+        .annotate(**uses)
+        .filter(carrying)
+        .order_by("conversation_id", "index")
+        .values("conversation_id", "index", *uses)
+        .first()
+    )
+    if turn is not None:
+        what = next(what for i, (_, what) in enumerate(USES) if turn[f"has_{i}"])
+        return (
+            f"{names[turn['conversation_id']]} turn {turn['index']} has a {what}: labels and "
+            "their record belong to the cards as they are, so its turns cannot move."
+        )
+    return ""
+
+
+def why_not_split(conversation: Conversation) -> str:
+    """Why `conversation` cannot be split at all, whatever the points ("" when it can)."""
+    name = conversation.external_id
+    if conversation.set_aside == SetAside.SPLIT:
+        return f"{name} is already split; undo that split to split it otherwise."
+    if conversation.split_from_id is not None:
+        return (
+            f"{name} is a part of {conversation.split_from.external_id}: undo that split and "
+            "split the original at every point at once, so each part names the original."
+        )
+    if conversation.set_aside:
+        return (
+            f"{name} is not in the study's set ({conversation.get_set_aside_display()}): only "
+            "conversations of the set are split."
+        )
+    if conversation.n_turns < 2:
+        return f"{name} has one turn: there is nothing to split."
+    if why := _in_use([conversation]):
+        return f"Cannot split {name}: {why}"
+    return ""
+
+
+@transaction.atomic
+def split(conversation: Conversation, before_turns: Iterable[int], by=None) -> list[Conversation]:
+    """Split `conversation` before each of `before_turns` into parts (see the module's
+    docstring); returns the parts in order. SplitRefused, with nothing changed, when it is
+    already split, is itself a part, is not in the study's set, is assigned or labelled,
+    or a point is not a turn from 2 to its last."""
+    original = Conversation.objects.select_for_update().get(pk=conversation.pk)
+    name = original.external_id
+    if why := why_not_split(original):
+        raise SplitRefused(why)
+    ranges = part_ranges(original.n_turns, before_turns)
+    turns = list(original.turns.order_by("index"))
+    if len(turns) != original.n_turns:
+        raise SplitRefused(
+            f"{name} says it has {original.n_turns} turns but {len(turns)} are stored; "
+            "not splitting an inconsistent conversation."
+        )
+    longest = part_id(name, len(ranges))
+    limit = Conversation._meta.get_field("external_id").max_length
+    if len(longest) > limit:
+        raise SplitRefused(
+            f"Cannot split {name[:40]}...: a part's name ({len(longest)} characters) would "
+            f"pass the {limit} an external id may have."
+        )
+    taken = set(
+        Conversation.objects.filter(
+            study_id=original.study_id,
+            external_id__in=[part_id(name, k) for k in range(1, len(ranges) + 1)],
+        ).values_list("external_id", flat=True)
+    )
+    if taken:
+        raise SplitRefused(
+            f"Cannot split {name}: the study already has a conversation named "
+            f"{', '.join(sorted(taken))}, the name a part would get."
+        )
+    now = timezone.now()
+    parts = []
+    for k, (first, last) in enumerate(ranges, 1):
+        part = Conversation.objects.create(
+            study_id=original.study_id,
+            external_id=part_id(name, k),
+            source_format=original.source_format,
+            source_file=original.source_file,
+            source_line=original.source_line,
+            system_prompt=original.system_prompt,
+            preamble=original.preamble if k == 1 else [],
+            metadata=original.metadata,
+            n_turns=last - first + 1,
+            created_at=now,
+            split_from=original,
+            split_first_turn=first,
+        )
+        Turn.objects.bulk_create(
+            Turn(
+                conversation=part,
+                index=turn.index - first + 1,
+                user_text=turn.user_text,
+                reply_text=turn.reply_text,
+                reply_parts=turn.reply_parts,
+                reply_empty=turn.reply_empty,
+                reply_missing=turn.reply_missing,
+                metadata=turn.metadata,
+            )
+            for turn in turns[first - 1 : last]
+        )
+        parts.append(part)
+    original.set_aside = SetAside.SPLIT
+    original.save(update_fields=["set_aside"])
+    points = [first for first, _ in ranges[1:]]
+    _record_points(original, points, by, now)
+    conversation.set_aside = original.set_aside
+    logger.info("%s split conversation %s before turns %s", by or "someone", original.pk, points)
+    return parts
+
+
+def _record_points(original: Conversation, points: list[int], by, now) -> None:
+    """The open proposals at the chosen points become applied; the other points get an
+    applied proposal of the lead's."""
+    proposals = SplitProposal.objects.filter(conversation=original)
+    proposals.filter(turn_index__in=points, status=SplitProposal.Status.OPEN).update(
+        status=SplitProposal.Status.APPLIED
+    )
+    applied = set(
+        proposals.filter(status=SplitProposal.Status.APPLIED).values_list("turn_index", flat=True)
+    )
+    who = getattr(by, "username", None)
+    SplitProposal.objects.bulk_create(
+        SplitProposal(
+            conversation=original,
+            turn_index=point,
+            reason=f"split by {who}" if who else "split by a lead",
+            source=LEAD,
+            status=SplitProposal.Status.APPLIED,
+            created_at=now,
+        )
+        for point in points
+        if point not in applied
+    )
+
+
+@transaction.atomic
+def unsplit(original: Conversation, by=None) -> int:
+    """Undo the split of `original`: delete its parts (and their turns) and put it back in
+    the study's set; returns the number of parts deleted. SplitRefused, with nothing
+    changed, when it is not split, or when a part is assigned or labelled."""
+    locked = Conversation.objects.select_for_update().get(pk=original.pk)
+    name = locked.external_id
+    parts = list(locked.split_parts.order_by("split_first_turn"))
+    if locked.split_from_id is not None:
+        raise SplitRefused(
+            f"{name} is a part of {locked.split_from.external_id}: undo the split from the "
+            "original."
+        )
+    if locked.set_aside != SetAside.SPLIT or not parts:
+        raise SplitRefused(f"{name} is not split: there is nothing to undo.")
+    if why := _in_use(parts):
+        raise SplitRefused(f"Cannot undo the split of {name}: {why}")
+    Conversation.objects.filter(pk__in=[p.pk for p in parts]).delete()
+    locked.set_aside = SetAside.NO
+    locked.save(update_fields=["set_aside"])
+    proposals = SplitProposal.objects.filter(
+        conversation=locked, status=SplitProposal.Status.APPLIED
+    )
+    proposals.filter(source=LEAD).delete()
+    proposals.update(status=SplitProposal.Status.OPEN)
+    original.set_aside = locked.set_aside
+    logger.info("%s undid the split of conversation %s", by or "someone", locked.pk)
+    return len(parts)
