@@ -16,6 +16,7 @@ from .views import (
     nav,
     proposals,
     report,
+    sample,
     skip,
     timing,
 )
@@ -51,6 +52,8 @@ lead_pages = [
     path("gold/<int:turn_id>/", gold.gold_decide, name="lead_gold_decide"),
     path("time/", timing.card_times, name="lead_card_times"),
     path("flags/", skip.flagged_cards, name="lead_flags"),
+    path("sample/", sample.sample_page, name="lead_sample"),
+    path("sample/methods.txt", sample.methods_download, name="lead_sample_methods"),
 ]
 
 # /s/<slug>/jobs/...: the lead's agreement and export jobs
