@@ -350,8 +350,7 @@ def draw_sample(
         touched = mine.filter(set_aside__in=[SetAside.NO, SetAside.SAMPLE] if replace else [""])
         _refuse_if_in_use(touched)
         if replace:
-            restored = list(mine.filter(set_aside=SetAside.SAMPLE).values_list("pk", flat=True))
-            _set_aside(restored, SetAside.NO)
+            mine.filter(set_aside=SetAside.SAMPLE).update(set_aside=SetAside.NO)
         in_set = mine.filter(set_aside=SetAside.NO)
         population = in_set.filter(n_turns__gte=min_turns)
         units = _units(population, stratify)
@@ -370,9 +369,10 @@ def draw_sample(
                 f"least {min_turns} turns) has {len(units):,}; nothing was changed"
             )
         chosen, strata = draw(units, n, seed)
-        everyone = list(in_set.values_list("pk", flat=True))
-        drawn = set(chosen)
-        _set_aside([pk for pk in everyone if pk not in drawn], SetAside.SAMPLE)
+        # one UPDATE sets the whole set aside, then the drawn come back (n/BATCH statements)
+        short = in_set.count() - len(units)
+        in_set.update(set_aside=SetAside.SAMPLE)
+        _set_aside(chosen, SetAside.NO)
         sample = Sample(
             study=study,
             population=len(units),
@@ -388,5 +388,5 @@ def draw_sample(
         )
         sample.methods = methods_paragraph(sample)
         sample.save()
-    sample.set_aside_short = len(everyone) - len(units)
+    sample.set_aside_short = short
     return sample
