@@ -251,10 +251,11 @@ def methods_paragraph(sample) -> str:
 
 
 def strata_lines(sample) -> list[str]:
-    """The strata as text lines, "stratum: drawn of population" (the .txt download)."""
+    """The strata as text lines, "stratum: drawn of population", by name (PostgreSQL's jsonb
+    keeps keys in its own order, shortest first)."""
     return [
         f"{name}: {counts['drawn']:,} of {counts['population']:,}"
-        for name, counts in sample.strata.items()
+        for name, counts in sorted(sample.strata.items())
     ]
 
 

@@ -25,12 +25,15 @@ def sample_page(request: HttpRequest, study: Study) -> HttpResponse:
     defaults = {"population": _population(study), "confidence": 0.95, "margin": 0.05}
     form = SampleSizeForm(data or {**defaults, "proportion": 0.5})
     size = size_for(**form.cleaned_data) if form.is_valid() else None
+    sample = study.samples.first()
     ctx = {
         "study": study,
         "form": form,
         "size": size,
         "lines": describe(size)[1:] if size else [],
-        "sample": study.samples.first(),
+        "sample": sample,
+        # by name: PostgreSQL's jsonb keeps its own key order
+        "strata": sorted(sample.strata.items()) if sample else [],
     }
     status = 200 if size else 422
     if request.htmx:

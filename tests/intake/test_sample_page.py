@@ -186,3 +186,18 @@ def test_the_report_without_a_sample_says_nothing_of_one(client, study, lead):
     assert (
         "<h2>Sample</h2>" not in client.get(reverse("report", args=[study.slug])).content.decode()
     )
+
+
+def test_it_lists_the_strata_by_name_on_every_database(client, study, lead):
+    # jsonb (PostgreSQL) orders keys shortest first; the page and the .txt sort by name
+    strata = {
+        "source=wildchat": {"population": 8, "drawn": 3},
+        "source=x": {"population": 4, "drawn": 2},
+    }
+    Sample.objects.create(study=study, population=12, n=5, seed=1, strata=strata, methods="m")
+    client.force_login(lead)
+    page = client.get(_page(study)).content.decode()
+    assert page.index("<td>source=wildchat</td>") < page.index("<td>source=x</td>")
+    assert client.get(_txt(study)).content.decode() == (
+        "m\n\nStrata (drawn of population):\nsource=wildchat: 3 of 8\nsource=x: 2 of 4\n"
+    )
