@@ -251,3 +251,37 @@ class SplitCheckForm(forms.Form):
     name = forms.CharField(label="Name", max_length=200, required=False)
     n = forms.IntegerField(label="Split points to draw", min_value=1)
     seed = forms.IntegerField(label="Seed", initial=0)
+
+
+# -- sample size (the lead's sample page) ---------------------------------------------------
+
+
+def _share(label: str, help_text: str) -> forms.FloatField:
+    return forms.FloatField(label=label, help_text=help_text)
+
+
+class SampleSizeForm(forms.Form):
+    """The calculator's inputs: Cochran's formula (annotation/intake/sampling.py)."""
+
+    population = forms.IntegerField(label="Population (N)", min_value=0)
+    confidence = _share("Confidence", "0.95 for 95%")
+    margin = _share("Margin", "0.05 for ±5%")
+    proportion = _share("Proportion (p)", "0.5 when unknown: the largest size")
+
+    def _between_0_and_1(self, name: str) -> float:
+        value = self.cleaned_data[name]
+        if not 0 < value < 1:
+            raise forms.ValidationError(
+                f"{self.fields[name].label} must be between 0 and 1, both excluded "
+                f"({self.fields[name].help_text}); got {value:g}."
+            )
+        return value
+
+    def clean_confidence(self) -> float:
+        return self._between_0_and_1("confidence")
+
+    def clean_margin(self) -> float:
+        return self._between_0_and_1("margin")
+
+    def clean_proportion(self) -> float:
+        return self._between_0_and_1("proportion")

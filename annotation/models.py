@@ -286,8 +286,14 @@ class SeatConflict(SeatRefused):
 
 
 class ConversationQuerySet(models.QuerySet):
+    def in_set(self):
+        """The study's conversation set: not set aside by a sample or a split."""
+        return self.filter(set_aside=SetAside.NO)
+
     def unassigned(self):
-        return self.filter(assignments__isnull=True)
+        """Conversations of the set that no group has yet (a set-aside one is never offered
+        for assignment)."""
+        return self.in_set().filter(assignments__isnull=True)
 
     def assign(self, group: Group) -> int:
         """Assign every conversation of this queryset to `group` as well (all its turns with

@@ -16,6 +16,7 @@ from .views import (
     nav,
     proposals,
     report,
+    sample,
     skip,
     split,
     splitcheck,
@@ -70,6 +71,8 @@ lead_pages = [
     path("time/", timing.card_times, name="lead_card_times"),
     path("flags/", skip.flagged_cards, name="lead_flags"),
     path("split-check/", splitcheck.split_check, name="lead_split_check"),
+    path("sample/", sample.sample_page, name="lead_sample"),
+    path("sample/methods.txt", sample.methods_download, name="lead_sample_methods"),
 ]
 
 # /s/<slug>/jobs/...: the lead's agreement and export jobs

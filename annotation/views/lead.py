@@ -30,6 +30,7 @@ from ..models import (
     Seat,
     SeatConflict,
     SeatRefused,
+    SetAside,
     Study,
 )
 from ..tasks import run_import, run_label_import
@@ -50,7 +51,8 @@ def _conversation_counts(study: Study) -> dict:
     conversations = Conversation.objects.filter(study=study)
     counts = conversations.aggregate(conversations=Count("id"), turns=Coalesce(Sum("n_turns"), 0))
     counts["unassigned"] = conversations.unassigned().count()
-    counts["assigned"] = counts["conversations"] - counts["unassigned"]
+    counts["set_aside"] = conversations.exclude(set_aside=SetAside.NO).count()
+    counts["assigned"] = counts["conversations"] - counts["set_aside"] - counts["unassigned"]
     return counts
 
 
@@ -201,20 +203,27 @@ def _assign_selection(groups: list[Group], selected) -> tuple[bool, str]:
     # Only unassigned ones move: taking a conversation away from a group would orphan the
     # labels its annotators already gave.
     total = selected.count()
+    set_aside = total - selected.in_set().count()
     done = _assign_to_all(selected.unassigned(), groups)
-    skipped = total - done
+    skipped = total - set_aside - done
     message = f"Assigned {done} selected conversations to {_names(groups)}."
     if skipped:
         message += f" {skipped} already had a group and stayed in it."
-    return done > 0, message
+    return done > 0, message + _set_aside_note(set_aside)
+
+
+def _set_aside_note(n: int) -> str:
+    # set aside by a sample or a split: outside the study's set, never assigned
+    return f" {n} set-aside conversations were left out (not in the study's set)." if n else ""
 
 
 def _assign_calibration(groups: list[Group], selected) -> tuple[bool, str]:
     """A calibration set: the selected conversations go to every chosen group as well as to
     the groups they have; no group loses a conversation."""
-    done = _assign_to_all(selected, groups)
+    set_aside = selected.count() - selected.in_set().count()
+    done = _assign_to_all(selected.in_set(), groups)
     message = f"Calibration set: {done} selected conversations newly shared with {_names(groups)}."
-    return done > 0, message
+    return done > 0, message + _set_aside_note(set_aside)
 
 
 @lead_post

@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET
 
 from ..access import get_study_for_reporter
 from ..agreement import svg
-from ..agreement.render import to_csv, to_latex, to_markdown
+from ..agreement.render import md_escape, tex_escape, to_csv, to_latex, to_markdown
 from ..agreement.spec import PAGE, Table, TaxonomyEntry, show, taxonomy_entries
 from ..agreement.tables import report_spec
 from ..models import Job, JobKind, JobStatus, Study
@@ -62,7 +62,7 @@ def _is_stale(study: Study, job: Job) -> bool:
 def report(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_reporter(request.user, slug)
     job = _latest_report_job(study)
-    ctx: dict = {"study": study, "job": job}
+    ctx: dict = {"study": study, "job": job, "sample": study.samples.first()}
     if job is not None:
         entries, axis_names = taxonomy_entries(study.taxonomy_version)
         ctx["stale"] = _is_stale(study, job)
@@ -89,10 +89,22 @@ def report_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
         body = json.dumps(job.result, allow_nan=False, indent=1)
     else:
         body = writer(job.result, taxonomy_entries(study.taxonomy_version)[0])
+        body += _sample_section(study, fmt)
     response = HttpResponse(body, content_type=content_type)
     filename = f"{study.slug}-agreement-round{job.result.get('round', 1)}.{extension}"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
+
+
+def _sample_section(study: Study, fmt: str) -> str:
+    """The methods paragraph of the study's sample, after the tables of the Markdown and
+    LaTeX downloads (the paper's methods section quotes it)."""
+    sample = study.samples.first()
+    if sample is None or fmt not in ("md", "tex"):
+        return ""
+    if fmt == "md":
+        return f"\n## Sample\n\n{md_escape(sample.methods)}\n"
+    return f"\n% sample (methods paragraph)\n{tex_escape(sample.methods)}\n"
 
 
 # -- one axis: the spec's tables for the template, and the charts --------------------------

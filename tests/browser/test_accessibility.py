@@ -245,6 +245,7 @@ PAGES = [
     Page("lead: job detail", "lead", lambda w: f"/s/s1/jobs/{w.agreement.pk}/"),
     Page("lead: flagged cards", "lead", lambda w: "/s/s1/lead/flags/"),
     Page("lead: time per card", "lead", lambda w: "/s/s1/lead/time/"),
+    Page("lead: sample size", "lead", lambda w: "/s/s1/lead/sample/"),
     Page("lead: conversation browser", "lead", lambda w: "/s/s1/lead/browse/?q=c2"),
     Page(
         "lead: one conversation",
