@@ -1,7 +1,8 @@
 """Conversation importers (FORMATS.md). The public API:
 
     from annotation.importers import import_files, ImportReport
-    report = import_files(study, paths, fmt="auto", progress=None, display_names=None)
+    report = import_files(study, paths, fmt="auto", progress=None, display_names=None,
+                          keep=None, dry_run=False)
 
 Every file is streamed (JSONL line by line, JSON arrays element by element) and written in
 batches, so memory stays flat whatever the file size. A bad record is skipped and reported
@@ -37,14 +38,19 @@ def import_files(
     fmt: str = "auto",
     progress: Callable[[int, int], None] | None = None,
     display_names: dict | None = None,
+    keep: Callable[[BuiltConversation], bool] | None = None,
+    dry_run: bool = False,
 ) -> ImportReport:
     """Import conversation files into `study`. `fmt` is "auto" (sniff each file) or a name
     from FORMATS. `progress(done_bytes, total_bytes)` is called once per written batch.
-    `display_names` maps a path to the name errors should use (uploads live in temp files)."""
+    `display_names` maps a path to the name errors should use (uploads live in temp files).
+    `keep(conversation)`: a filter; a conversation it refuses is counted as dropped, never
+    written (annotation/intake/coding_filter.py). `dry_run`: read, check and count
+    everything, duplicates included, and write nothing."""
     if fmt != "auto" and fmt not in FORMATS:
         known = ", ".join(["auto", *FORMATS])
         raise ValueError(f"unknown format {fmt!r} (known: {known})")
-    report = ImportReport()
+    report = ImportReport(dry_run=dry_run)
     sizes = {str(p): _size(p) for p in paths}
     total = sum(sizes.values())
     done_before = 0  # bytes of the files already finished
@@ -54,11 +60,11 @@ def import_files(
         if progress is not None:
             progress(min(done_before + position, total), total)
 
-    writer = Writer(study, report, on_flush=report_progress)
+    writer = Writer(study, report, on_flush=report_progress, dry_run=dry_run)
     for path in paths:
         name = display_name(path, display_names)
         position = 0
-        for item in _file_items(path, name, fmt, writer, report):
+        for item in _file_items(path, name, fmt, writer, report, keep):
             position = item.offset
         writer.flush()  # a file's records are all in the database before the next starts
         done_before += sizes[str(path)]
@@ -74,7 +80,7 @@ def _size(path: str | Path) -> int:
         return 0
 
 
-def _file_items(path, name: str, fmt: str, writer: Writer, report: ImportReport):
+def _file_items(path, name: str, fmt: str, writer: Writer, report: ImportReport, keep=None):
     """Import one file, yielding each item read (so the caller can track progress)."""
     try:
         container = detect_container(path)
@@ -109,8 +115,12 @@ def _file_items(path, name: str, fmt: str, writer: Writer, report: ImportReport)
         for item in items:
             yield item
             conversation = _build(item, name, short, container, module, report)
-            if conversation is not None:
-                writer.add(conversation)
+            if conversation is None:
+                continue
+            if keep is not None and not keep(conversation):
+                report.dropped += 1
+                continue
+            writer.add(conversation)
     finally:
         items.close()
 
