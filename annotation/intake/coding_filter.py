@@ -24,11 +24,8 @@ reply) holds an accepted mention of a language:
 
 A **near miss** is a mention that failed a rule: the wrong case (`let's go`), no code context,
 inside a stop phrase, or (names of four letters or more) inside a longer word (`Javanese`).
-The dry run counts them and shows examples, so a lead sees what the rules drop before
-anything is dropped.
-
-`CodingFilter` is the one code path of the dry run and of the filtered import: it is the
-importer's `keep` predicate and collects the same report either way, so the two agree."""
+The dry run (coding_report.py) counts them and shows examples, so a lead sees what the rules
+drop before anything is dropped."""
 
 from __future__ import annotations
 
@@ -36,9 +33,10 @@ import copy
 import hashlib
 import json
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
 
 TIOBE_MONTH = "January 2025"
 
@@ -48,149 +46,15 @@ LANGUAGE_KEYS = {"language", *FIELDS}
 MIN_WINDOW, MAX_WINDOW = 10, 1000
 # near misses "inside a longer word" only for terms this long: `c` is inside every word
 MIN_INSIDE_WORD = 4
-EXAMPLES = 3  # per language, of matches and of near misses
 SNIPPET = 60  # characters of context on each side of a mention
 
 
-def _lang(language: str, names, abbreviations=(), extensions=(), exact=(), context=(), stop=()):
-    return {
-        "language": language,
-        "names": list(names),
-        "abbreviations": list(abbreviations),
-        "extensions": list(extensions),
-        "exact_case": list(exact),
-        "needs_context": list(context),
-        "stop_phrases": list(stop),
-    }
-
-
-# The TIOBE index of January 2025, in its order. A short name that is also an English word or
-# a letter needs its exact case and a code context; a name that is a common word only in
-# lower case (java, ruby, rust, swift) needs its exact case.
-DEFAULT_LANGUAGES = [
-    _lang("Python", ["Python"], ["py", "python3", "CPython"], [".py", ".pyw", ".ipynb"]),
-    _lang("C++", ["C++"], ["cpp", "cxx"], [".cpp", ".cc", ".cxx", ".hpp", ".hh"]),
-    _lang("Java", ["Java"], ["JDK", "JVM"], [".java", ".jar"]),
-    _lang(
-        "C",
-        ["C"],
-        ["C89", "C99", "C11", "ANSI C"],
-        [".c", ".h"],
-        exact=["C", "C89", "C99", "C11", "ANSI C"],
-        context=["C", "C89", "C99", "C11"],
-    ),  # fmt: skip
-    _lang("C#", ["C#", "C Sharp"], ["csharp"], [".cs", ".csproj"]),
-    _lang(
-        "JavaScript",
-        ["JavaScript", "ECMAScript"],
-        ["JS", "Node.js", "NodeJS"],
-        [".js", ".mjs", ".cjs", ".jsx"],
-    ),  # fmt: skip
-    _lang(
-        "Go",
-        ["Go", "Golang"],
-        [],
-        [".go"],
-        exact=["Go"],
-        context=["Go"],
-        stop=[
-            "let's go",
-            "go ahead",
-            "here we go",
-            "on the go",
-            "good to go",
-            "go for it",
-            "ready set go",
-        ],
-    ),  # fmt: skip
-    _lang("SQL", ["SQL"], ["MySQL", "PostgreSQL", "SQLite", "T-SQL", "PL/SQL"], [".sql"]),
-    _lang(
-        "Visual Basic",
-        ["Visual Basic", "VB.NET", "VBScript"],
-        ["VB", "VBA"],
-        [".vb", ".vbs", ".bas"],
-        exact=["VB", "VBA"],
-    ),  # fmt: skip
-    _lang("Fortran", ["Fortran"], [], [".f90", ".f95", ".f03", ".f08", ".f77"]),
-    _lang(
-        "Delphi/Object Pascal",
-        ["Delphi", "Object Pascal", "Pascal", "Free Pascal"],
-        [],
-        [".pas", ".dpr", ".dfm"],
-        exact=["Delphi", "Pascal"],
-        context=["Delphi", "Pascal"],
-        stop=["Pascal's triangle", "Pascal case", "Blaise Pascal", "oracle of Delphi"],
-    ),  # fmt: skip
-    _lang(
-        "Scratch",
-        ["Scratch"],
-        [],
-        [".sb3", ".sb2"],
-        exact=["Scratch"],
-        context=["Scratch"],
-        stop=["from Scratch", "Scratch that", "Scratch pad"],
-    ),  # fmt: skip
-    _lang("PHP", ["PHP"], [], [".php"]),
-    _lang("Rust", ["Rust"], ["rustlang", "rustc"], [".rs"], exact=["Rust"], context=["Rust"]),
-    _lang("MATLAB", ["MATLAB"], ["Simulink"], [".m", ".mat", ".mlx"]),
-    _lang(
-        "Ruby",
-        ["Ruby", "Ruby on Rails"],
-        ["RoR"],
-        [".rb", ".erb"],
-        exact=["Ruby", "RoR"],
-        context=["Ruby", "RoR"],
-    ),  # fmt: skip
-    _lang(
-        "Assembly language",
-        ["Assembly language", "Assembly", "assembler"],
-        ["asm", "nasm", "masm", "x86asm"],
-        [".asm"],
-        context=["Assembly", "assembler"],
-        stop=["general assembly", "national assembly", "assembly line"],
-    ),  # fmt: skip
-    _lang(
-        "R",
-        ["R"],
-        ["RStudio", "Rscript", "CRAN"],
-        [".R", ".Rmd", ".rds"],
-        exact=["R", "CRAN"],
-        context=["R", "CRAN"],
-    ),  # fmt: skip
-    _lang(
-        "Swift",
-        ["Swift", "SwiftUI"],
-        [],
-        [".swift"],
-        exact=["Swift"],
-        context=["Swift"],
-        stop=["Taylor Swift"],
-    ),  # fmt: skip
-    _lang("COBOL", ["COBOL"], [], [".cob", ".cbl", ".cpy"]),
-]
-
-DEFAULT_CONTEXT_WORDS = [
-    "code", "coding", "coder", "program", "programs", "programming", "programmer", "language",
-    "languages", "script", "scripts", "scripting", "function", "functions", "method", "class",
-    "compile", "compiler", "compiled", "library", "libraries", "package", "packages", "module",
-    "syntax", "snippet", "implement", "implementation", "API", "variable", "array", "loop",
-    "string", "integer", "struct", "debug", "error", "exception", "bug", "runtime", "developer",
-    "IDE", "framework", "source", "algorithm", "dataframe", "ggplot", "goroutine", "crate",
-    "cargo", "Xcode", "iOS", "server", "web", "app", "backend", "database", "query", "install",
-    "file", "files", "json", "http", "test", "parse", "regex", "terminal", "command", "convert",
-    "rewrite", "port", "data",
-    "代码", "编程", "程序", "函数", "语言", "код", "программ", "функци",
-]  # fmt: skip
-
-# a term that needs a context has one when one of these words comes right before it ("in Go")
-DEFAULT_LEAD_WORDS = ["in", "using", "with", "to", "into"]
-
-DEFAULT_RULES = {
-    "languages": DEFAULT_LANGUAGES,
-    "context_words": DEFAULT_CONTEXT_WORDS,
-    "lead_words": DEFAULT_LEAD_WORDS,
-    "context_window": 100,
-}
+# The defaults, as data: the TIOBE index of January 2025 in its order, one language a line. A
+# short name that is also an English word or a letter needs its exact case and a code context
+# (Go, C, R, Rust, Ruby, Swift, Scratch, Delphi, Pascal); a name that is a common word only in
+# lower case needs its exact case (swift, rust); Java, Python and the rest match in any case.
+DEFAULT_RULES = json.loads(Path(__file__).with_name("coding_rules.json").read_text("utf-8"))
+DEFAULT_LANGUAGES = DEFAULT_RULES["languages"]
 
 
 def default_rules() -> dict:
@@ -541,138 +405,6 @@ class Matcher:
         return ""
 
 
-# -- conversations and the report ------------------------------------------------------------
-
-
-def built_texts(conversation) -> list[tuple[str, str]]:
-    """(where, text) of an importer's BuiltConversation."""
-    texts = [("system prompt", conversation.system_prompt)]
-    for turn in conversation.turns:
-        texts += [(f"turn {turn.index} user", turn.user_text)]
-        texts += [(f"turn {turn.index} reply", turn.reply_text)]
-    return texts
-
-
-def stored_texts(conversation) -> list[tuple[str, str]]:
-    """(where, text) of a stored Conversation with its turns prefetched."""
-    texts = [("system prompt", conversation.system_prompt)]
-    for turn in conversation.turns.all():
-        texts += [(f"turn {turn.index} user", turn.user_text)]
-        texts += [(f"turn {turn.index} reply", turn.reply_text)]
-    return texts
-
-
-NO_MENTION = "no language mentioned"
-
-
-@dataclass
-class FilterReport:
-    """What the rules kept and dropped: per language, per reason, with examples. Its memory
-    is bounded (EXAMPLES per language), whatever the number of conversations."""
-
-    scanned: int = 0
-    matched: int = 0
-    per_language: Counter = field(default_factory=Counter)
-    dropped_reasons: Counter = field(default_factory=Counter)
-    near_misses: dict = field(default_factory=lambda: defaultdict(Counter))
-    examples: dict = field(default_factory=lambda: defaultdict(list))
-    near_miss_examples: dict = field(default_factory=lambda: defaultdict(list))
-
-    @property
-    def dropped(self) -> int:
-        return self.scanned - self.matched
-
-    def add(self, label: str, mentions: list[Mention]) -> bool:
-        """Count one conversation (`label` names it in examples); True if it matches."""
-        self.scanned += 1
-        languages = []
-        for mention in mentions:
-            if mention.accepted and mention.language not in languages:
-                languages.append(mention.language)
-        kept = bool(languages)
-        if kept:
-            self.matched += 1
-        self.per_language.update(languages)
-        reasons: set[str] = set()
-        counted: set[tuple[str, str]] = set()
-        for mention in mentions:
-            if mention.accepted:
-                if mention.language in languages:
-                    languages.remove(mention.language)  # one example per conversation
-                    self._example(self.examples, mention, label, kept)
-                continue
-            kind = _reason_kind(mention.reason)
-            reasons.add(kind)
-            if (mention.language, kind) not in counted:
-                counted.add((mention.language, kind))
-                self.near_misses[mention.language][kind] += 1
-                self._example(self.near_miss_examples, mention, label, kept)
-        if not kept:
-            self.dropped_reasons.update(reasons or {NO_MENTION})
-        return kept
-
-    @staticmethod
-    def _example(store: dict, mention: Mention, label: str, kept: bool) -> None:
-        if len(store[mention.language]) < EXAMPLES:
-            example = {"conversation": label, "kept": kept, **mention.snippet()}
-            if mention.reason:
-                example["reason"] = mention.reason
-            store[mention.language].append(example)
-
-    def as_dict(self, rules: dict, languages: list[str]) -> dict:
-        return {
-            "scanned": self.scanned,
-            "matched": self.matched,
-            "dropped": self.dropped,
-            "dropped_reasons": dict(self.dropped_reasons.most_common()),
-            "languages": [
-                {
-                    "language": language,
-                    "conversations": self.per_language.get(language, 0),
-                    "near_misses": dict(self.near_misses.get(language, {})),
-                    "examples": self.examples.get(language, []),
-                    "near_miss_examples": self.near_miss_examples.get(language, []),
-                }
-                for language in languages
-            ],
-            "rules_digest": rules_digest(rules),
-            "rules": rules,
-        }
-
-
-def _reason_kind(reason: str) -> str:
-    """A near miss's reason, without its particulars: how the dropped ones are counted."""
-    if reason.startswith("no code context"):
-        return "no code context"
-    if reason.startswith("part of the stop phrase"):
-        return "stop phrase"
-    if reason.startswith("inside the word"):
-        return "inside a longer word"
-    return "case"
-
-
-class CodingFilter:
-    """The importer's `keep` predicate and the dry run over stored conversations, collecting
-    one FilterReport either way."""
-
-    def __init__(self, rules: dict) -> None:
-        self.matcher = Matcher(rules)
-        self.report = FilterReport()
-
-    def mentions(self, texts: list[tuple[str, str]]) -> list[Mention]:
-        return [m for where, text in texts for m in self.matcher.scan(where, text)]
-
-    def __call__(self, conversation) -> bool:
-        label = f"{conversation.external_id} ({conversation.location})"
-        return self.report.add(label, self.mentions(built_texts(conversation)))
-
-    def add_stored(self, conversation) -> bool:
-        return self.report.add(conversation.external_id, self.mentions(stored_texts(conversation)))
-
-    def result(self) -> dict:
-        return self.report.as_dict(self.matcher.rules, self.matcher.languages)
-
-
 _default_matcher: Matcher | None = None
 
 
@@ -697,51 +429,3 @@ def matches(text: str, rules: dict | None = None) -> list[str]:
 
 def near_misses(text: str, rules: dict | None = None) -> list[Mention]:
     return [m for m in _matcher(rules).scan("text", text) if not m.accepted]
-
-
-def dry_run_study(study, rules: dict, progress=None, chunk: int = 500) -> dict:
-    """The filter over the study's stored conversations: nothing written or dropped."""
-    from django.db.models import Prefetch
-
-    from annotation.models import Conversation, Turn
-
-    coding = CodingFilter(rules)
-    rows = Conversation.objects.filter(study=study).order_by("pk")
-    total = rows.count()
-    turns = Prefetch("turns", queryset=Turn.objects.order_by("index"))
-    done = 0
-    for conversation in rows.prefetch_related(turns).iterator(chunk_size=chunk):
-        coding.add_stored(conversation)
-        done += 1
-        if progress is not None and (done % chunk == 0 or done == total):
-            progress(done, total)
-    return coding.result()
-
-
-def report_lines(result: dict) -> list[str]:
-    """The dry run as text (the command prints it)."""
-    lines = [
-        f"Coding filter (rules {result['rules_digest']}): {result['matched']} of "
-        f"{result['scanned']} conversations match, {result['dropped']} dropped."
-    ]
-    for reason, n in result["dropped_reasons"].items():
-        lines.append(f"  dropped, {reason}: {n}")
-    for entry in result["languages"]:
-        if not (entry["conversations"] or entry["near_misses"]):
-            continue
-        misses = ", ".join(f"{k} {v}" for k, v in entry["near_misses"].items())
-        lines.append(
-            f"{entry['language']}: {entry['conversations']} conversations"
-            + (f"; near misses: {misses}" if misses else "")
-        )
-        for ex in entry["examples"]:
-            lines.append(f"  match    {ex['conversation']} {ex['where']}: {_quote(ex)}")
-        for ex in entry["near_miss_examples"]:
-            lines.append(
-                f"  near miss {ex['conversation']} {ex['where']}: {_quote(ex)} ({ex['reason']})"
-            )
-    return lines
-
-
-def _quote(example: dict) -> str:
-    return f"{example['before']}[{example['match']}]{example['after']}"

@@ -102,19 +102,31 @@ def _save_uploads(job: Job, uploads: list) -> list[dict]:
 def import_conversations(request: HttpRequest, study: Study) -> HttpResponse:
     uploads = request.FILES.getlist("files")
     fmt = request.POST.get("format", "auto")
-    if not uploads or fmt not in IMPORT_FORMATS:
-        error = "Choose one or more files to import." if not uploads else f"Unknown format {fmt!r}."
+    # "coding": keep only the conversations the study's coding rules match (lead/filter/)
+    kept = request.POST.get("filter", "")
+    # the coding filter page sends its dry runs of files here too, and wants its page back
+    back = "lead_filter" if request.POST.get("back") == "filter" else "lead_conversations"
+    error = ""
+    if not uploads:
+        error = "Choose one or more files to import."
+    elif fmt not in IMPORT_FORMATS:
+        error = f"Unknown format {fmt!r}."
+    elif kept not in ("", "coding"):
+        error = f"Unknown filter {kept!r}."
+    if error:
         messages.error(request, error)
-        return redirect("lead_conversations", study.slug)
+        return redirect(back, study.slug)
+    params = {"format": fmt, "filter": kept, "dry_run": bool(request.POST.get("dry_run"))}
     with transaction.atomic():
         job = Job.objects.create(
-            study=study, kind=JobKind.IMPORT, created_by=request.user, params={"format": fmt}
+            study=study, kind=JobKind.IMPORT, created_by=request.user, params=params
         )
         job.params["files"] = _save_uploads(job, uploads)
         job.save(update_fields=["params"])
         transaction.on_commit(lambda: run_import.delay(job.pk))
-    messages.success(request, f"Import of {len(uploads)} file(s) queued.")
-    return redirect("lead_conversations", study.slug)
+    what = "Dry run" if params["dry_run"] else "Import"
+    messages.success(request, f"{what} of {len(uploads)} file(s) queued.")
+    return redirect(back, study.slug)
 
 
 def start_label_import(study: Study, user, upload, *, create_members: bool, judge: bool) -> Job:

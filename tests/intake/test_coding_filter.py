@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from annotation.intake.coding_filter import (
     DEFAULT_LANGUAGES,
     TIOBE_MONTH,
-    CodingFilter,
     Matcher,
     RulesError,
     checked_rules,
@@ -23,6 +22,7 @@ from annotation.intake.coding_filter import (
     near_misses,
     validate_rules,
 )
+from annotation.intake.coding_report import CodingFilter
 
 LANGUAGES = {entry["language"]: entry for entry in DEFAULT_LANGUAGES}
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 from django.core.management.base import CommandError
 
 from annotation.importers import FORMATS, import_files
-from annotation.intake.coding_filter import CodingFilter, RulesError, report_lines, rules_for
+from annotation.intake.coding_filter import RulesError, rules_for
+from annotation.intake.coding_report import CodingFilter, report_lines
 from annotation.management.study_command import StudyCommand
 
 FILTERS = ["coding"]
