@@ -243,6 +243,26 @@ def _bounded(terms: list[str]) -> str:
     return f"(?<![{_WORD}.\\-])(?:{'|'.join(parts)})"
 
 
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def _file_name(text: str, dot: int) -> int | None:
+    """Where the file name ending at `dot` starts (`dot` itself for a bare ".py"), or None
+    when it is no file name: it starts with a digit or follows another dot."""
+    start = dot
+    while start > 0 and text[start - 1] in _NAME_CHARS:
+        start -= 1
+    if start > 0 and text[start - 1] == ".":
+        return None
+    while start < dot and text[start] == "-":
+        start += 1
+    if start < dot and not (
+        text[start].isascii() and (text[start].isalpha() or text[start] == "_")
+    ):
+        return None
+    return start
+
+
 class Matcher:
     """Rules compiled once: a few regular expressions over every term of every language."""
 
@@ -283,10 +303,9 @@ class Matcher:
             else None
         )
         exts = _alternation(e[1:] for e in self.extensions)
-        self.ext_re = re.compile(
-            f"(?<![{_WORD}.])([A-Za-z_][{_WORD}\\-]*)?\\.(?:{exts})(?![{_WORD}])(?!\\.[{_WORD}])",
-            re.IGNORECASE,
-        )
+        # the dot first: a literal the regex engine finds fast; the file name before it is
+        # checked by _file_name (a pattern that starts with the name tries every position)
+        self.ext_re = re.compile(f"\\.(?:{exts})(?![{_WORD}])(?!\\.[{_WORD}])", re.IGNORECASE)
         words = rules.get("context_words", [])
         ascii_words = [w for w in words if w.isascii()]
         other_words = [w for w in words if not w.isascii()]
@@ -314,11 +333,11 @@ class Matcher:
             if language is not None:
                 found.append(Mention(language, m.group(1), where, m.start(1), m.end(1), text))
         for m in self.ext_re.finditer(text):
-            stem = m.group(1) or ""
-            ext = text[m.start() + len(stem) : m.end()].lower()
-            if len(ext) == 2 and m.group(1) is not None and len(stem) < 2:
-                continue  # "a.m.", "p.m": a one-letter extension needs a real file name
-            found.append(Mention(self.extensions[ext], ext, where, m.start(), m.end(), text))
+            start = _file_name(text, m.start())
+            ext = m.group().lower()
+            if start is None or (len(ext) == 2 and 0 < m.start() - start < 2):
+                continue  # "1.c", "www.x.py"; "a.m.", "p.m": a one-letter extension needs a name
+            found.append(Mention(self.extensions[ext], ext, where, start, m.end(), text))
         pending: list[tuple[Mention, list[_Term]]] = []
         taken = [(x.start, x.end) for x in found]
         for m in self.term_re.finditer(text):

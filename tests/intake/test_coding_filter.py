@@ -133,6 +133,8 @@ def test_one_letter_extensions_need_a_real_file_name():
     assert matches("we meet at 9 a.m. to talk") == []
     assert matches("edit app.m and util.h") == ["MATLAB", "C"]
     assert matches("the version 1.c is out") == []
+    assert matches("flags: --main.py, and 3.py") == ["Python"]
+    assert matches("a v1.2.py file") == []
 
 
 # -- case, context and stop phrases ------------------------------------------------------------
