@@ -146,19 +146,70 @@ def run_import(self, job_id: int) -> None:
         last_write = now
         job.set_progress(done, total=total)
 
+    keep, dry_run = None, bool(job.params.get("dry_run"))
     try:
+        if job.params.get("filter") == "coding":
+            from .intake.coding_filter import rules_for
+            from .intake.coding_report import CodingFilter
+
+            keep = CodingFilter(rules_for(job.study))
         with _heartbeat(job, self.request):
             report = import_files(
-                job.study, paths, fmt=job.params["format"], progress=progress, display_names=names
+                job.study,
+                paths,
+                fmt=job.params["format"],
+                progress=progress,
+                display_names=names,
+                keep=keep,
+                dry_run=dry_run,
             )
     except Exception as exc:
         logger.exception("import job %s failed", job.pk)
-        job.fail(f"{type(exc).__name__}: {exc}")
+        job.fail(_failure(exc))
         return
-    if report.conversations == 0:
-        job.fail(f"Nothing could be imported. {report.summary_line()}", result=report.as_dict())
+    result = report.as_dict()
+    if keep is not None:
+        result["filter"] = keep.result()
+    if report.conversations == 0 and not dry_run:
+        job.fail(f"Nothing could be imported. {report.summary_line()}", result=result)
     else:
-        job.finish(report.as_dict())
+        job.finish(result)
+
+
+def _failure(exc: Exception) -> str:
+    from .intake.coding_filter import RulesError
+
+    if isinstance(exc, RulesError):
+        return f"The study's coding rules cannot be used: {exc}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+@shared_task(bind=True)
+def run_filter_dry_run(self, job_id: int) -> None:
+    """params: what = FILTER_DRY_RUN -> job.result = {"filter": the coding filter's report
+    over the study's stored conversations}. Reads only: a rerun is harmless."""
+    from .intake.coding_filter import rules_for
+    from .intake.coding_report import dry_run_study
+
+    job = _load_job(job_id, "coding filter dry run")
+    if job is None:
+        return
+    job.start(total=0)
+    throttled = _Throttled(job)
+    try:
+        with _heartbeat(job, self.request):
+            report = dry_run_study(
+                job.study,
+                rules_for(job.study),
+                progress=lambda done, total: throttled(done, total, "conversations"),
+            )
+    except Exception as exc:
+        logger.exception("coding filter dry run %s failed", job.pk)
+        job.fail(_failure(exc))
+        return
+    job.total = job.progress = report["scanned"]
+    job.save(update_fields=["total", "progress"])
+    job.finish(result={"filter": report})
 
 
 ERRORS_SHOWN = 200

@@ -8,6 +8,7 @@ from django.urls import include, path
 from .views import (
     annotate,
     browse,
+    coding_filter,
     diff,
     discussion,
     gold,
@@ -62,6 +63,8 @@ lead_pages = [
     path("browse/", browse.browse, name="lead_browse"),
     path("import/", lead.import_conversations, name="lead_import"),
     path("import/annotations/", lead.import_annotations, name="lead_import_annotations"),
+    path("filter/", coding_filter.rules_page, name="lead_filter"),
+    path("filter/dry-run/", coding_filter.dry_run, name="lead_filter_dry_run"),
     path("assign/", lead.assign, name="lead_assign"),
     path("groups/", lead.groups, name="lead_groups"),
     path("groups/<int:group_id>/members/", lead.group_members, name="lead_group_members"),

@@ -1,7 +1,8 @@
 """Conversation importers (FORMATS.md). The public API:
 
     from annotation.importers import import_files, ImportReport
-    report = import_files(study, paths, fmt="auto", progress=None, display_names=None)
+    report = import_files(study, paths, fmt="auto", progress=None, display_names=None,
+                          keep=None, dry_run=False)
 
 Every file is streamed (JSONL line by line, JSON arrays element by element, Parquet a batch
 of rows at a time; gzip-compressed too) and written in batches, so memory stays flat
@@ -62,17 +63,22 @@ def import_files(
     progress: Callable[[int, int], None] | None = None,
     display_names: dict | None = None,
     options: dict | None = None,
+    keep: Callable[[BuiltConversation], bool] | None = None,
+    dry_run: bool = False,
 ) -> ImportReport:
     """Import conversation files into `study`. `fmt` is "auto" (sniff each file) or a name
     from FORMATS. A folder stands for the files below it of a kind `fmt` takes (folders.py);
     the others are listed in `report.skipped`. `progress(done_bytes, total_bytes)` is called
     once per written batch.
     `display_names` maps a path to the name errors should use (uploads live in temp files).
-    `options` go to the formats that take some (ConvCodeBench: `bigcodebench`, a path)."""
+    `options` go to the formats that take some (ConvCodeBench: `bigcodebench`, a path).
+    `keep(conversation)`: a filter; a conversation it refuses is counted as dropped, never
+    written (annotation/intake/coding_filter.py). `dry_run`: read, check and count
+    everything, duplicates included, and write nothing."""
     if fmt != "auto" and fmt not in FORMATS:
         known = ", ".join(["auto", *FORMATS])
         raise ValueError(f"unknown format {fmt!r} (known: {known})")
-    report = ImportReport()
+    report = ImportReport(dry_run=dry_run)
     paths = expand_paths(paths, fmt, FORMATS, report, lambda p: display_name(p, display_names))
     sizes = {str(p): _size(p) for p in paths}
     total = sum(sizes.values())
@@ -83,11 +89,11 @@ def import_files(
         if progress is not None:
             progress(min(done_before + position, total), total)
 
-    writer = Writer(study, report, on_flush=report_progress)
+    writer = Writer(study, report, on_flush=report_progress, dry_run=dry_run)
     for path in paths:
         name = display_name(path, display_names)
         position = 0
-        for item in _file_items(path, name, fmt, writer, report, options or {}):
+        for item in _file_items(path, name, fmt, writer, report, options or {}, keep):
             position = item.offset
         writer.flush()  # a file's records are all in the database before the next starts
         done_before += sizes[str(path)]
@@ -112,7 +118,9 @@ _CONTAINER_NAMES = {
 }
 
 
-def _file_items(path, name: str, fmt: str, writer: Writer, report: ImportReport, options: dict):
+def _file_items(
+    path, name: str, fmt: str, writer: Writer, report: ImportReport, options: dict, keep=None
+):
     """Import one file, yielding each item read (so the caller can track progress)."""
     try:
         container = detect_container(path)
@@ -149,7 +157,7 @@ def _file_items(path, name: str, fmt: str, writer: Writer, report: ImportReport,
     report.files += 1
     writer.containers[name] = container
     if getattr(module, "WHOLE_FILE", False):
-        _import_whole_file(path, name, module, writer, report)
+        _import_whole_file(path, name, module, writer, report, keep)
         return
     short = Path(name).name
     reader = getattr(module, "read_items", None)
@@ -158,15 +166,21 @@ def _file_items(path, name: str, fmt: str, writer: Writer, report: ImportReport,
         for item in items:
             yield item
             conversation = _build(item, name, short, container, module, report)
-            if conversation is not None:
-                writer.add(conversation)
+            if conversation is None:
+                continue
+            if keep is not None and not keep(conversation):
+                report.dropped += 1
+                continue
+            writer.add(conversation)
     except GzipError as exc:  # a reader that must decompress the whole file first
         report.file_error(name, f"cannot read the file ({exc}); nothing imported from it")
     finally:
         items.close()
 
 
-def _import_whole_file(path, name: str, module: ModuleType, writer: Writer, report: ImportReport):
+def _import_whole_file(
+    path, name: str, module: ModuleType, writer: Writer, report: ImportReport, keep=None
+):
     """A file that is one conversation (SpecStory, Claude Code, Codex): its bad lines are
     reported as `file:line: reason`, the rest kept; a file that gives no turn is rejected
     whole, naming the file."""
@@ -184,6 +198,9 @@ def _import_whole_file(path, name: str, module: ModuleType, writer: Writer, repo
     if conversation is not None:
         # tool output is not in the character count; the file's size bounds it
         conversation.size = max(conversation.size, _size(path))
+        if keep is not None and not keep(conversation):
+            report.dropped += 1
+            return
         writer.add(conversation)
 
 

@@ -265,6 +265,8 @@ class ImportReport:
     warnings_dropped: int = 0
     # files of a folder that were not imported: `path: why` (not a format we know, ...)
     skipped: list[str] = field(default_factory=list)
+    dropped: int = 0  # refused by the import's filter (`keep`)
+    dry_run: bool = False  # nothing written: the counts say what an import would do
 
     def reject(self, location: str, reason: str) -> None:
         self.rejected += 1
@@ -285,11 +287,14 @@ class ImportReport:
 
     def summary_line(self) -> str:
         text = (
-            f"Imported {self.conversations} conversations ({self.turns} turns) "
+            f"{'Would import' if self.dry_run else 'Imported'} {self.conversations} "
+            f"conversations ({self.turns} turns) "
             f"from {self.files} file(s); rejected {self.rejected} records"
         )
         if self.skipped:
             text += f"; skipped {len(self.skipped)} file(s) of no known format"
+        if self.dropped:
+            text += f"; dropped {self.dropped} by the filter"
         if self.warnings:
             text += f"; {len(self.warnings) + self.warnings_dropped} warnings"
         return text + "."
@@ -300,6 +305,8 @@ class ImportReport:
             "turns": self.turns,
             "rejected": self.rejected,
             "files": self.files,
+            "dropped": self.dropped,
+            "dry_run": self.dry_run,
             "errors": self.errors[:MAX_REPORTED],
             "errors_not_shown": max(0, len(self.errors) - MAX_REPORTED),
             "warnings": self.warnings[:MAX_REPORTED],

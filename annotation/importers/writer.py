@@ -40,8 +40,13 @@ class Writer:
         batch_size: int | None = None,
         use_copy: bool | None = None,
         on_flush: Callable[[], None] | None = None,
+        dry_run: bool = False,
     ) -> None:
         self.study = study
+        # a dry run writes nothing, so the ids of its earlier batches are kept here instead
+        # of in the database, for the duplicate check to give the same answer
+        self.dry_run = dry_run
+        self.seen: dict[str, str] = {}
         self.report = report
         self.batch_size = batch_size or BATCH_SIZE
         if use_copy is None:
@@ -62,7 +67,9 @@ class Writer:
     def flush(self) -> None:
         batch, self.pending, self.pending_chars = self.pending, [], 0
         batch = self._drop_duplicates(batch)
-        if batch:
+        if batch and self.dry_run:
+            self._count(batch)
+        elif batch:
             try:
                 with transaction.atomic():
                     self._write(batch)
@@ -101,6 +108,9 @@ class Writer:
             .values_list("external_id", "source_file", "source_line")
         ):
             first.setdefault(external_id, self._location(source_file, source_line))
+        if self.dry_run:  # after the database's: those came first
+            for external_id in ids & self.seen.keys():
+                first.setdefault(external_id, self.seen[external_id])
         kept = []
         for conversation in batch:
             if conversation.check_duplicate:
@@ -112,6 +122,8 @@ class Writer:
                     )
                     continue
                 first[conversation.external_id] = conversation.location
+                if self.dry_run:
+                    self.seen[conversation.external_id] = conversation.location
             kept.append(conversation)
         return kept
 

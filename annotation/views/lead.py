@@ -109,13 +109,24 @@ def import_conversations(request: HttpRequest, study: Study) -> HttpResponse:
     # a chosen folder's files (webkitdirectory): the browser sends hidden ones too
     in_folder = [u for u in request.FILES.getlist("folder") if not u.name.startswith(".")]
     fmt = request.POST.get("format", "auto")
-    if not (uploads or in_folder) or fmt not in IMPORT_FORMATS:
-        error = f"Unknown format {fmt!r}." if uploads or in_folder else NO_FILES
+    # "coding": keep only the conversations the study's coding rules match (lead/filter/)
+    kept = request.POST.get("filter", "")
+    # the coding filter page sends its dry runs of files here too, and wants its page back
+    back = "lead_filter" if request.POST.get("back") == "filter" else "lead_conversations"
+    error = ""
+    if not (uploads or in_folder):
+        error = NO_FILES
+    elif fmt not in IMPORT_FORMATS:
+        error = f"Unknown format {fmt!r}."
+    elif kept not in ("", "coding"):
+        error = f"Unknown filter {kept!r}."
+    if error:
         messages.error(request, error)
-        return redirect("lead_conversations", study.slug)
+        return redirect(back, study.slug)
+    params = {"format": fmt, "filter": kept, "dry_run": bool(request.POST.get("dry_run"))}
     with transaction.atomic():
         job = Job.objects.create(
-            study=study, kind=JobKind.IMPORT, created_by=request.user, params={"format": fmt}
+            study=study, kind=JobKind.IMPORT, created_by=request.user, params=params
         )
         job.params["files"] = _save_uploads(job, uploads)
         if in_folder:
@@ -126,8 +137,9 @@ def import_conversations(request: HttpRequest, study: Study) -> HttpResponse:
             }
         job.save(update_fields=["params"])
         transaction.on_commit(lambda: run_import.delay(job.pk))
-    messages.success(request, f"Import of {len(uploads) + len(in_folder)} file(s) queued.")
-    return redirect("lead_conversations", study.slug)
+    what = "Dry run" if params["dry_run"] else "Import"
+    messages.success(request, f"{what} of {len(uploads) + len(in_folder)} file(s) queued.")
+    return redirect(back, study.slug)
 
 
 def start_label_import(study: Study, user, upload, *, create_members: bool, judge: bool) -> Job:

@@ -1,9 +1,12 @@
 """python manage.py import_conversations SLUG PATH... [--format auto|native|...]
-    [--bigcodebench FILE]
+    [--bigcodebench FILE] [--filter coding] [--dry-run]
 
 A PATH is a file or a folder (every file below it of a known format; the others are listed
 as skipped). Prints a summary and one line per rejected record (`file:line: reason`); fails
-(non-zero exit) only when nothing could be imported."""
+(non-zero exit) only when nothing could be imported. `--filter coding` keeps only the
+conversations the study's coding rules match (annotation/intake/coding_filter.py) and prints
+what it dropped, per language and reason; `--dry-run` writes nothing and prints what an
+import would do, with the filter's examples of matches and near misses."""
 
 from __future__ import annotations
 
@@ -12,7 +15,11 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from annotation.importers import FORMATS, import_files
+from annotation.intake.coding_filter import RulesError, rules_for
+from annotation.intake.coding_report import CodingFilter, report_lines
 from annotation.management.study_command import StudyCommand
+
+FILTERS = ["coding"]
 
 
 class Command(StudyCommand):
@@ -31,6 +38,12 @@ class Command(StudyCommand):
             help="ConvCodeBench: a bigcode/bigcodebench export to take turn 1's task "
             "instruction from (else a placeholder)",
         )
+        parser.add_argument(
+            "--filter", choices=FILTERS, help="keep only the conversations the study's rules match"
+        )
+        parser.add_argument(
+            "--dry-run", action="store_true", help="write nothing; print what would happen"
+        )
 
     def handle(self, *args, slug: str, files: list[str], format: str, **options):
         study = self.get_study(slug)
@@ -38,7 +51,14 @@ class Command(StudyCommand):
         if bigcodebench and not Path(bigcodebench).is_file():
             raise CommandError(f"--bigcodebench: no such file: {bigcodebench}")
         extra = {"bigcodebench": bigcodebench} if bigcodebench else {}
-        report = import_files(study, files, fmt=format, options=extra)
+        keep = None
+        if options["filter"] == "coding":
+            try:
+                keep = CodingFilter(rules_for(study))
+            except RulesError as exc:
+                raise CommandError(f"The study's coding rules cannot be used: {exc}") from None
+        dry_run = options["dry_run"]
+        report = import_files(study, files, fmt=format, options=extra, keep=keep, dry_run=dry_run)
         for error in report.errors:
             self.stderr.write(error)
         for skipped in report.skipped:
@@ -47,6 +67,13 @@ class Command(StudyCommand):
             self.stderr.write(f"warning: {warning}")
         if report.warnings_dropped:
             self.stderr.write(f"warning: {report.warnings_dropped} more warnings not shown")
+        if keep is not None:
+            for line in report_lines(keep.result()):
+                self.stdout.write(line)
+        if dry_run:
+            self.stdout.write("Dry run: nothing was written.")
+            self.stdout.write(report.summary_line())
+            return
         if report.conversations == 0:
             raise CommandError(f"Nothing could be imported. {report.summary_line()}")
         self.stdout.write(report.summary_line())
