@@ -37,10 +37,13 @@ def import_files(
     fmt: str = "auto",
     progress: Callable[[int, int], None] | None = None,
     display_names: dict | None = None,
+    job=None,
 ) -> ImportReport:
     """Import conversation files into `study`. `fmt` is "auto" (sniff each file) or a name
     from FORMATS. `progress(done_bytes, total_bytes)` is called once per written batch.
-    `display_names` maps a path to the name errors should use (uploads live in temp files)."""
+    `display_names` maps a path to the name errors should use (uploads live in temp files).
+    `job`: the import Job writing, stored on each conversation (invisible until it is done).
+    A record whose fingerprint the study already holds is skipped (writer.py)."""
     if fmt != "auto" and fmt not in FORMATS:
         known = ", ".join(["auto", *FORMATS])
         raise ValueError(f"unknown format {fmt!r} (known: {known})")
@@ -54,7 +57,7 @@ def import_files(
         if progress is not None:
             progress(min(done_before + position, total), total)
 
-    writer = Writer(study, report, on_flush=report_progress)
+    writer = Writer(study, report, on_flush=report_progress, job=job)
     for path in paths:
         name = display_name(path, display_names)
         position = 0
@@ -154,4 +157,5 @@ def _build(
         turns=turns,
         check_duplicate=module.UNIQUE_IDS and record.id_from_data,
         size=size,
+        id_from_data=record.id_from_data,
     )
