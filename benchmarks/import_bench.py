@@ -16,9 +16,10 @@ tracemalloc, which would slow the import down several times), and the RSS sample
 batch: printed at 10%, 50% and 100% of the file, and its peak, to show it stays flat.
 
 Each run is its own subprocess, because the settings read DATABASE_URL at import time.
-PostgreSQL: the database `cardsort_bench` is created before and dropped after each run on
-the server of --pg-url (default postgres://postgres@127.0.0.1:5432), so a 1,000,000 run
-needs disk for one import and its floor at a time (about 2 x 10 GB), plus the file (13 GB)."""
+PostgreSQL: the database `cardsort_bench` (or $BENCH_PG_DATABASE) is created before and
+dropped after each run on the server of --pg-url (default postgres://postgres@127.0.0.1:5432),
+so a 1,000,000 run needs disk for one import and its floor at a time (about 2 x 10 GB),
+plus the file (13 GB)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,9 @@ from pathlib import Path
 from pg import pg_admin  # benchmarks/pg.py; a script's folder is on sys.path
 
 ROOT = Path(__file__).resolve().parent.parent
-PG_DATABASE = "cardsort_bench"
+# BENCH_PG_DATABASE: another name, so that two benchmarks on one server do not drop each
+# other's database
+PG_DATABASE = os.environ.get("BENCH_PG_DATABASE", "cardsort_bench")
 
 LANGUAGES = ["English"] * 6 + ["Chinese", "Russian", "French", "Spanish"]
 MODELS = ["gpt-3.5-turbo-0301", "gpt-3.5-turbo-0613", "gpt-4-0314", "gpt-4-1106-preview"]
