@@ -110,27 +110,34 @@ def _load_job(job_id: int, what: str):
 
 @shared_task(bind=True)
 def run_import(self, job_id: int) -> None:
+    """params: format, files [{path, name}] -> job.result = ImportReport.as_dict(), the full
+    list of rejected records in MEDIA_ROOT/imports/<job id>/rejected.txt (result_file).
+
+    Every conversation written carries this job and stays invisible until the job is done.
+    A job left running by a lost worker (a redelivered message) or queued again by
+    Job.objects.reap_lost is resumed: the re-run skips by fingerprint what the earlier run
+    wrote and continues. A job that fails has what it wrote removed."""
     from .importers import import_files
-    from .models import Job, JobStatus
+    from .models import Job
 
     job = Job.objects.select_related("study").get(pk=job_id)
     if job.is_finished:
-        # A redelivered message (acks_late) for a job that already ended: importing again
-        # would duplicate its conversations.
+        # A redelivered message (acks_late) for a job that already ended: nothing to do.
         logger.warning("import job %s is already %s; not running it again", job.pk, job.status)
         return
+    # Claimed with a conditional UPDATE on the status read: of two deliveries of one
+    # message, one runs the job.
+    runs = job.params.get("runs", 0) + 1
+    job.params["runs"] = runs
+    if not Job.objects.filter(pk=job.pk, status=job.status).update(params=job.params):
+        logger.warning("import job %s was claimed by another worker", job.pk)
+        return
+    if runs > 1:
+        logger.warning("import job %s: run %s, resuming what an earlier run wrote", job.pk, runs)
     # Uploads are stored relative to MEDIA_ROOT, so web and worker may mount it anywhere.
     media = Path(settings.MEDIA_ROOT)
     paths = [media / f["path"] for f in job.params["files"]]
     names = {str(media / f["path"]): f["name"] for f in job.params["files"]}
-    if job.status == JobStatus.RUNNING:
-        removed = job.remove_partial_import()
-        logger.warning(
-            "import job %s was left running by a lost worker; removed the %s conversations "
-            "it had written and running it again",
-            job.pk,
-            removed,
-        )
     job.start(total=0)
     last_write = 0.0
 
@@ -145,16 +152,46 @@ def run_import(self, job_id: int) -> None:
     try:
         with _heartbeat(job, self.request):
             report = import_files(
-                job.study, paths, fmt=job.params["format"], progress=progress, display_names=names
+                job.study,
+                paths,
+                fmt=job.params["format"],
+                progress=progress,
+                display_names=names,
+                job=job,
             )
+            rejected = write_rejected(job, report.errors)
     except Exception as exc:
         logger.exception("import job %s failed", job.pk)
-        job.fail(f"{type(exc).__name__}: {exc}")
+        removed = job.remove_partial_import()
+        error = f"{type(exc).__name__}: {exc}"
+        if removed:
+            error += f" (the {removed} conversations it had written were removed)"
+        job.fail(error)
         return
-    if report.conversations == 0:
-        job.fail(f"Nothing could be imported. {report.summary_line()}", result=report.as_dict())
+    result = report.as_dict()
+    if report.conversations == 0 and report.already_imported == 0:
+        job.fail(f"Nothing could be imported. {report.summary_line()}", result=result)
     else:
-        job.finish(report.as_dict())
+        job.finish(result, result_file=rejected)
+
+
+REJECTED_FILE = "rejected.txt"
+
+
+def write_rejected(job, errors: list[str]) -> str:
+    """Every rejected record and unreadable file of an import, one `file:line: reason` line
+    each (`file[index] (id=...): reason` in a JSON array), where the job's result keeps only
+    the first ImportReport's MAX_REPORTED. Returns its path relative to MEDIA_ROOT, or ""
+    when nothing was rejected."""
+    if not errors:
+        return ""
+    relative = Path("imports", str(job.pk), REJECTED_FILE)
+    path = Path(settings.MEDIA_ROOT) / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as out:
+        for line in errors:
+            out.write(line.replace("\n", " ") + "\n")
+    return str(relative)
 
 
 ERRORS_SHOWN = 200

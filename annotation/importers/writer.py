@@ -116,12 +116,14 @@ class Writer:
                 self.report.already_imported += 1
         return kept
 
-    def _location(self, source_file: str, source_line: int | None) -> str:
+    def _location(self, source_file: str, source_line: int | None, external_id: str) -> str:
+        """Where an earlier record with this id was read, named as the import names it
+        (`file:line`, or `file[index] (id=...)`), whether it is in this batch or stored."""
         container = self.containers.get(source_file)
         if container is None:
             container = "array" if source_file.lower().endswith(".json") else "jsonl"
         if container == "array":
-            return f"{source_file}[{source_line}]"
+            return f"{source_file}[{source_line}] (id={external_id})"
         return f"{source_file}:{source_line}"
 
     def _drop_duplicates(self, batch: list[BuiltConversation]) -> list[BuiltConversation]:
@@ -138,7 +140,7 @@ class Writer:
             .order_by("id")
             .values_list("external_id", "source_file", "source_line")
         ):
-            first.setdefault(external_id, self._location(source_file, source_line))
+            first.setdefault(external_id, self._location(source_file, source_line, external_id))
         kept = []
         for conversation in batch:
             if conversation.check_duplicate:

@@ -39,7 +39,9 @@ def browse(request: HttpRequest, study: Study) -> HttpResponse:
 @lead_page
 @require_GET
 def conversation(request: HttpRequest, study: Study, conversation_id: int) -> HttpResponse:
-    conversation = get_object_or_404(Conversation, pk=conversation_id, study=study)
+    conversation = get_object_or_404(
+        Conversation.objects.visible(), pk=conversation_id, study=study
+    )
     ctx = {
         "study": study,
         "conversation": conversation,

@@ -175,13 +175,29 @@ def job_detail(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
 @login_required
 @require_GET
 def job_download(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
+    """An export's file, or an import's full list of rejected records (rejected.txt)."""
     study, job = get_job_for_lead(request.user, slug, job_id)
+    if job.kind == JobKind.IMPORT and job.result_file:
+        return _rejected_download(study, job)
     if job.kind != JobKind.EXPORT or job.status != JobStatus.DONE or not job.result_file:
         raise Http404("This job has no file to download")
     if not may_download(request.user, study, job.result):
         return HttpResponseForbidden(NOT_BLIND_FOR_YOU, content_type="text/plain; charset=utf-8")
+    path = _result_path(job)
+    return FileResponse(path.open("rb"), as_attachment=True, filename=path.name)
+
+
+def _result_path(job: Job) -> Path:
     media = Path(settings.MEDIA_ROOT).resolve()
     path = (media / job.result_file).resolve()
     if not path.is_relative_to(media) or not path.is_file():
-        raise Http404("The export file is no longer there; export again")
-    return FileResponse(path.open("rb"), as_attachment=True, filename=path.name)
+        raise Http404("The file is no longer there; run the job again")
+    return path
+
+
+def _rejected_download(study: Study, job: Job) -> HttpResponse:
+    path = _result_path(job)
+    name = f"{study.slug}-import-{job.pk}-rejected.txt"
+    response = FileResponse(path.open("rb"), as_attachment=True, filename=name)
+    response["Content-Type"] = "text/plain; charset=utf-8"
+    return response

@@ -12,7 +12,16 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation import tasks
-from annotation.models import LOST_JOB_ERROR, Conversation, Job, JobKind, JobStatus
+from annotation.models import (
+    LOST_IMPORT_ERROR,
+    LOST_JOB_ERROR,
+    MAX_IMPORT_RUNS,
+    RESUMED_MESSAGE,
+    Conversation,
+    Job,
+    JobKind,
+    JobStatus,
+)
 from tests.factories import make_conversation, make_study
 
 pytestmark = pytest.mark.django_db
@@ -65,19 +74,45 @@ def test_a_job_that_beats_is_not_lost(study, media):
     assert timezone.now() - job.heartbeat_at < timedelta(seconds=5)
 
 
-def test_a_lost_import_takes_its_half_imported_conversations_with_it(study, media):
+def lost_import(study, runs: int) -> Job:
+    files = [{"path": "imports/1/1-a.jsonl", "name": "a.jsonl"}]
     job = Job.objects.create(
-        study=study,
-        kind=JobKind.IMPORT,
-        params={"format": "auto", "files": [{"path": "imports/1/1-a.jsonl", "name": "a.jsonl"}]},
+        study=study, kind=JobKind.IMPORT, params={"format": "auto", "files": files, "runs": runs}
     )
     job.start()
-    written = make_conversation(study, "from-a")
-    Conversation.objects.filter(pk=written.pk).update(source_file="a.jsonl")
-    earlier = make_conversation(study, "earlier")
     Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=10))
+    return job
+
+
+def test_a_lost_import_at_its_last_run_takes_exactly_its_conversations_with_it(study, media):
+    job = lost_import(study, runs=MAX_IMPORT_RUNS)
+    written = make_conversation(study, "from-a")
+    Conversation.objects.filter(pk=written.pk).update(source_file="a.jsonl", import_job=job)
+    # the same file name, written since the job started, but not by it: stays
+    earlier = make_conversation(study, "earlier")
+    Conversation.objects.filter(pk=earlier.pk).update(source_file="a.jsonl")
     assert Job.objects.reap_lost(older_than=60) == 1
     assert list(Conversation.objects.all()) == [earlier]
+    job.refresh_from_db()
+    assert (job.status, job.error) == (JobStatus.FAILED, LOST_IMPORT_ERROR)
+
+
+def test_a_lost_import_with_runs_left_is_queued_again_and_keeps_what_it_wrote(
+    study, media, monkeypatch, django_capture_on_commit_callbacks
+):
+    queued = []
+    monkeypatch.setattr(tasks.run_import, "delay", queued.append)
+    job = lost_import(study, runs=1)
+    written = make_conversation(study, "from-a")
+    Conversation.objects.filter(pk=written.pk).update(import_job=job)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert Job.objects.reap_lost(older_than=60) == 1
+    job.refresh_from_db()
+    assert (job.status, job.message) == (JobStatus.QUEUED, RESUMED_MESSAGE)
+    assert queued == [job.pk]
+    assert list(Conversation.objects.all()) == [written]
+    assert not Conversation.objects.visible().exists()  # until the resumed job is done
+    assert Job.objects.reap_lost(older_than=60) == 0  # queued, not lost
 
 
 def test_the_study_page_reaps_lost_jobs(client, study, lead, media, settings):

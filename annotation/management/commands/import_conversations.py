@@ -1,7 +1,9 @@
 """python manage.py import_conversations SLUG FILE... [--format auto|native|...]
 
 Prints a summary and one line per rejected record (`file:line: reason`); fails (non-zero
-exit) only when nothing could be imported."""
+exit) only when nothing could be imported. A record the study already holds (the same
+fingerprint: an earlier import of the same file) is skipped and counted as "already
+imported", so running the command twice adds nothing twice, and is no failure."""
 
 from __future__ import annotations
 
@@ -28,6 +30,6 @@ class Command(StudyCommand):
             self.stderr.write(f"warning: {warning}")
         if report.warnings_dropped:
             self.stderr.write(f"warning: {report.warnings_dropped} more warnings not shown")
-        if report.conversations == 0:
+        if report.conversations == 0 and report.already_imported == 0:
             raise CommandError(f"Nothing could be imported. {report.summary_line()}")
         self.stdout.write(report.summary_line())
