@@ -1223,6 +1223,19 @@ class Job(models.Model):
         forever: an import that kills its worker every time fails after MAX_IMPORT_RUNS."""
         return self.is_conversation_import and self.params.get("runs", 0) < MAX_IMPORT_RUNS
 
+    def claim_run(self) -> bool:
+        """Take this job for a run, counting runs in params["runs"]: a conditional UPDATE on
+        the status and heartbeat read, so of two deliveries of one message (or a redelivery
+        while a live worker still beats), one runs the job. False: someone else has it."""
+        params = {**self.params, "runs": self.params.get("runs", 0) + 1}
+        now = timezone.now()
+        claimed = Job.objects.filter(
+            pk=self.pk, status=self.status, heartbeat_at=self.heartbeat_at
+        ).update(status=JobStatus.RUNNING, heartbeat_at=now, params=params)
+        if claimed:
+            self.status, self.heartbeat_at, self.params = JobStatus.RUNNING, now, params
+        return bool(claimed)
+
     def enqueue(self) -> None:
         """Queue the job's task once the current transaction commits."""
         from .tasks import run_import

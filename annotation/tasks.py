@@ -125,14 +125,11 @@ def run_import(self, job_id: int) -> None:
         # A redelivered message (acks_late) for a job that already ended: nothing to do.
         logger.warning("import job %s is already %s; not running it again", job.pk, job.status)
         return
-    # Claimed with a conditional UPDATE on the status read: of two deliveries of one
-    # message, one runs the job.
-    runs = job.params.get("runs", 0) + 1
-    job.params["runs"] = runs
-    if not Job.objects.filter(pk=job.pk, status=job.status).update(params=job.params):
+    if not job.claim_run():
         logger.warning("import job %s was claimed by another worker", job.pk)
         return
-    if runs > 1:
+    if job.params["runs"] > 1:
+        runs = job.params["runs"]
         logger.warning("import job %s: run %s, resuming what an earlier run wrote", job.pk, runs)
     # Uploads are stored relative to MEDIA_ROOT, so web and worker may mount it anywhere.
     media = Path(settings.MEDIA_ROOT)
