@@ -213,6 +213,9 @@ def test_the_lead_does_not_see_or_assign_an_unfinished_import(client, study, lea
     client.post(assign, {"group": [group.pk], "how": "count", "count": 1, "seed": 1})
     assert list(group.conversations.all()) == [shown]
 
+    partial = client.get(reverse("job_detail", args=[study.slug, running.pk]))
+    assert "Its conversations appear when the import is done." in partial.content.decode()
+
     running.finish({})
     page = client.get(reverse("lead_conversations", args=[study.slug])).content.decode()
     assert "hidden-conversation" in page
