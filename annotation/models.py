@@ -1262,11 +1262,12 @@ class Job(models.Model):
         self.progress = self.total
         self.save(update_fields=["status", "finished_at", "result", "result_file", "progress"])
 
-    def fail(self, error: str, result: dict | None = None) -> None:
+    def fail(self, error: str, result: dict | None = None, result_file: str = "") -> None:
         self.status, self.finished_at, self.error = JobStatus.FAILED, timezone.now(), error
         if result is not None:
             self.result = result
-        self.save(update_fields=["status", "finished_at", "error", "result"])
+        self.result_file = result_file
+        self.save(update_fields=["status", "finished_at", "error", "result", "result_file"])
 
 
 # -- proposals of new types ---------------------------------------------------------------

@@ -167,7 +167,8 @@ def run_import(self, job_id: int) -> None:
         return
     result = report.as_dict()
     if report.conversations == 0 and report.already_imported == 0:
-        job.fail(f"Nothing could be imported. {report.summary_line()}", result=result)
+        error = f"Nothing could be imported. {report.summary_line()}"
+        job.fail(error, result=result, result_file=rejected)
     else:
         job.finish(result, result_file=rejected)
 

@@ -231,7 +231,7 @@ def test_a_failed_import_hides_its_rows_until_they_are_gone(study, half_imported
 
 # -- the full list of rejected records ---------------------------------------------------------
 
-BAD = ["not json", '{"conversation_hash": "x"}', "[1, 2", '{"id": 5}', "{}"]
+BAD = ['{"conversation_hash": "x"}', "not json", "[1, 2", '{"id": 5}', "{}"]
 
 
 @pytest.fixture
@@ -275,6 +275,18 @@ def test_only_leads_download_the_rejected_records(client, study, alice, bob, rej
     assert response.status_code == 403 and "Leads only" in response.content.decode()
     client.force_login(bob)  # not a member: the study does not exist for him
     assert client.get(url).status_code == 404
+
+
+def test_an_import_of_nothing_offers_its_rejected_records_too(client, study, lead, media):
+    (media / "bad.jsonl").write_text("\n".join(BAD) + "\n")
+    job = import_job(study, [{"path": "bad.jsonl", "name": "bad.jsonl"}])
+    Job.objects.filter(pk=job.pk).update(params={**job.params, "format": "wildchat"})
+    run_import(job.pk)
+    job.refresh_from_db()
+    assert job.status == JobStatus.FAILED and "Nothing could be imported" in job.error
+    client.force_login(lead)
+    response = client.get(reverse("job_download", args=[study.slug, job.pk]))
+    assert len(b"".join(response.streaming_content).decode().splitlines()) == len(BAD)
 
 
 def test_an_import_with_nothing_rejected_has_no_download(client, study, lead, upload):
