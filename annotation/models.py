@@ -321,7 +321,7 @@ class ConversationQuerySet(models.QuerySet):
     def sample(self, n: int, seed: int) -> ConversationQuerySet:
         """`n` of these conversations drawn at random; the same seed over the same rows draws
         the same ones, so an assignment can be repeated and reported."""
-        ids = list(self.order_by("id").values_list("id", flat=True))
+        ids = list(self.visible().order_by("id").values_list("id", flat=True))
         if n > len(ids):
             raise ValueError(f"asked for {n} conversations, only {len(ids)} available")
         return self.filter(pk__in=random.Random(seed).sample(ids, n))

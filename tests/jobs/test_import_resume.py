@@ -15,6 +15,7 @@ from django.utils import timezone
 from annotation.importers import base as base_module
 from annotation.importers import import_files
 from annotation.importers import writer as writer_module
+from annotation.importers.annotations import import_annotations
 from annotation.models import Conversation, Job, JobKind, JobStatus, Kind, Role, Turn
 from annotation.tasks import run_import
 from tests.factories import make_conversation, make_group, make_study
@@ -219,6 +220,25 @@ def test_the_lead_does_not_see_or_assign_an_unfinished_import(client, study, lea
     running.finish({})
     page = client.get(reverse("lead_conversations", args=[study.slug])).content.decode()
     assert "hidden-conversation" in page
+
+
+def test_samples_and_label_imports_leave_an_unfinished_import_alone(study, half_imported, tmp_path):
+    shown, hidden, running = half_imported
+    assert list(Conversation.objects.sample(1, seed=3)) == [shown]
+    with pytest.raises(ValueError):
+        Conversation.objects.sample(2, seed=3)
+    labels = tmp_path / "labels.jsonl"
+    record = {"turn": 1, "annotator": "alice", "labels": [], "group": "g1"}
+    labels.write_text(
+        json.dumps({**record, "conversation": "hidden-conversation"})
+        + "\n"
+        + json.dumps({**record, "conversation": "shown-conversation"})
+        + "\n"
+    )
+    report = import_annotations(study, labels, create_members=True)
+    assert report.imported == 1
+    assert "unknown conversation id 'hidden-conversation'" in report.rejected[0]
+    assert not hidden.assignments.exists()
 
 
 def test_a_failed_import_hides_its_rows_until_they_are_gone(study, half_imported):
