@@ -168,7 +168,7 @@ def test_of_two_deliveries_of_one_message_one_runs_the_job(study, upload):
     assert Job.objects.get(pk=job.pk).params["runs"] == 1
 
 
-def test_a_re_import_of_nothing_new_is_done_not_failed(study, upload, media):
+def test_a_re_import_of_nothing_new_is_done_not_failed(client, study, lead, upload, media):
     first = import_job(study, upload)
     run_import(first.pk)
     again = import_job(study, upload)
@@ -177,6 +177,9 @@ def test_a_re_import_of_nothing_new_is_done_not_failed(study, upload, media):
     assert again.status == JobStatus.DONE, again.error
     assert (again.result["conversations"], again.result["already_imported"]) == (0, 7)
     assert Conversation.objects.count() == 7
+    client.force_login(lead)
+    body = client.get(reverse("job_detail", args=[study.slug, again.pk])).content.decode()
+    assert "0 conversations, 0 turns imported; 0 rejected; already imported: 7" in body
 
 
 # -- invisible on the lead's pages -------------------------------------------------------------
