@@ -99,8 +99,10 @@ class Choices:
         conversations: the JSON is stored compressed), and they change only when an import
         adds conversations or a partial one is removed (metadata is never edited). One
         small aggregate query when cached."""
-        stamp = Conversation.objects.filter(study=study).aggregate(
-            n=Count("id"), last=Max("id"), at=Max("created_at")
+        stamp = (
+            Conversation.objects.filter(study=study)
+            .visible()
+            .aggregate(n=Count("id"), last=Max("id"), at=Max("created_at"))
         )
         at = stamp["at"].timestamp() if stamp["at"] else 0
         key = f"browse-choices:{study.pk}:{stamp['n']}:{stamp['last']}:{at}"
@@ -116,6 +118,7 @@ class Choices:
         conv = [KT(f"metadata__{k}") for f in FACETS for k in f.conversation_keys]
         rows = (
             Conversation.objects.filter(study=study)
+            .visible()
             .values_list("source_format", *conv)
             .distinct()
             .order_by()
@@ -128,7 +131,11 @@ class Choices:
                 found[f.name].add(value)
         turn = [KT(f"metadata__{k}") for f in FACETS for k in f.turn_keys]
         rows = (
-            Turn.objects.filter(conversation__study=study).values_list(*turn).distinct().order_by()
+            Turn.objects.filter(conversation__study=study)
+            .visible()
+            .values_list(*turn)
+            .distinct()
+            .order_by()
         )
         for raw in rows:
             for f, value in zip(_by_key(FACETS, "turn_keys"), raw, strict=True):
@@ -223,7 +230,7 @@ class BrowseFilter(forms.Form):
     def conversations(self, study: Study) -> QuerySet[Conversation]:
         """The study's conversations that match every filter, in import order."""
         f = self.cleaned_data
-        rows = Conversation.objects.filter(study=study)
+        rows = Conversation.objects.filter(study=study).visible()
         if f.get("q"):
             rows = rows.filter(Q(external_id__icontains=f["q"]) | Exists(_turns_with(f["q"])))
         if f.get("source"):

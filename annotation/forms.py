@@ -190,7 +190,7 @@ class AssignForm(forms.Form):
     def __init__(self, study: Study, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["group"].queryset = study.groups.all()
-        self.fields["conversation"].queryset = Conversation.objects.filter(study=study)
+        self.fields["conversation"].queryset = Conversation.objects.filter(study=study).visible()
 
     def clean(self) -> dict:
         data = super().clean()

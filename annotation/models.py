@@ -285,10 +285,22 @@ class SeatConflict(SeatRefused):
     """A seat or an assignment would put one person in two groups sharing a conversation."""
 
 
+def _unfinished_imports():
+    return Job.objects.filter(kind=JobKind.IMPORT).exclude(status=JobStatus.DONE).values("pk")
+
+
 class ConversationQuerySet(models.QuerySet):
     def in_set(self):
-        """The study's conversation set: not set aside by a sample or a split."""
-        return self.filter(set_aside=SetAside.NO)
+        """The study's conversation set: not set aside by a sample or a split, and not of an
+        import that is not done (visible)."""
+        return self.visible().filter(set_aside=SetAside.NO)
+
+    def visible(self):
+        """The conversations a lead may see and use: not those of an import job that is not
+        done yet (still running, queued to resume after its worker was lost, or failed and
+        being rolled back). An import never shows half of a file. Conversations written
+        outside a job (the command line, the demo) have no job and are always visible."""
+        return self.exclude(import_job__in=_unfinished_imports())
 
     def unassigned(self):
         """Conversations of the set that no group has yet (a set-aside one is never offered
@@ -316,7 +328,7 @@ class ConversationQuerySet(models.QuerySet):
     def sample(self, n: int, seed: int) -> ConversationQuerySet:
         """`n` of these conversations drawn at random; the same seed over the same rows draws
         the same ones, so an assignment can be repeated and reported."""
-        ids = list(self.order_by("id").values_list("id", flat=True))
+        ids = list(self.visible().order_by("id").values_list("id", flat=True))
         if n > len(ids):
             raise ValueError(f"asked for {n} conversations, only {len(ids)} available")
         return self.filter(pk__in=random.Random(seed).sample(ids, n))
@@ -400,6 +412,10 @@ class Assignment(models.Model):
 
 
 class TurnQuerySet(models.QuerySet):
+    def visible(self):
+        """The turns of visible conversations (ConversationQuerySet.visible)."""
+        return self.exclude(conversation__import_job__in=_unfinished_imports())
+
     def for_annotator(self, study: Study, user):
         """The cards `user` annotates in `study`: every turn of their groups' conversations."""
         # one row per turn: an annotator sits in one group only of those sharing a
@@ -1072,6 +1088,18 @@ LOST_JOB_ERROR = (
     "The worker running this job stopped (killed or crashed) before it finished; "
     "start the job again."
 )
+# A conversation import whose worker was lost is resumed (queued again; the re-run skips what
+# is there by fingerprint) until it has started this many times; then it fails, rolled back.
+MAX_IMPORT_RUNS = 3
+RESUMED_MESSAGE = "Its worker stopped; queued again to resume where it was."
+LOST_IMPORT_ERROR = (
+    f"The workers running this import stopped (killed or crashed) {MAX_IMPORT_RUNS} times "
+    "before it finished; what it had written was removed. Start the import again."
+)
+
+
+# conversations deleted per query when a failed import is rolled back
+DELETE_CHUNK = 2000
 
 
 class JobQuerySet(models.QuerySet):
@@ -1084,17 +1112,26 @@ class JobQuerySet(models.QuerySet):
             Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
         )
 
-    def reap_lost(self, older_than: float | None = None) -> int:
-        """Mark lost jobs failed and remove what they left half-written, so a job never stays
-        "running" forever (a SIGKILLed worker, or a filesystem broker that does not redeliver
-        the message). One query when nothing is lost; returns how many jobs were reaped."""
+    def reap_lost(self, older_than: float | None = None, resume=None) -> int:
+        """Deal with lost jobs, so a job never stays "running" forever (a SIGKILLed worker, or
+        a filesystem broker that does not redeliver the message): a conversation import is
+        queued again to resume (Job.resumable; `resume(job)` sends its task once the
+        transaction commits: tasks.reap_lost_jobs passes it, models never import tasks), any
+        other job is marked failed and what it left half-written is removed. One query when
+        nothing is lost; returns how many jobs were reaped."""
         reaped = 0
         for job in self.lost(older_than).only("pk", "kind", "study_id", "params", "started_at"):
-            # conditional UPDATE: two pages reaping at once fail (and clean up) a job once
-            claimed = Job.objects.filter(pk=job.pk, status=JobStatus.RUNNING).update(
-                status=JobStatus.FAILED, error=LOST_JOB_ERROR, finished_at=timezone.now()
-            )
-            if claimed:
+            # conditional UPDATE: two pages reaping at once resume, or fail (and clean up), a
+            # job once
+            running = Job.objects.filter(pk=job.pk, status=JobStatus.RUNNING)
+            if job.resumable:
+                if running.update(status=JobStatus.QUEUED, message=RESUMED_MESSAGE):
+                    if resume is not None:
+                        transaction.on_commit(lambda job=job: resume(job))
+                    reaped += 1
+                continue
+            error = LOST_IMPORT_ERROR if job.is_conversation_import else LOST_JOB_ERROR
+            if running.update(status=JobStatus.FAILED, error=error, finished_at=timezone.now()):
                 job.discard_partial_output()
                 reaped += 1
         return reaped
@@ -1183,23 +1220,42 @@ class Job(models.Model):
         elif self.kind == JobKind.IMPORT:
             self.remove_partial_import()
 
+    @property
+    def is_conversation_import(self) -> bool:
+        return self.kind == JobKind.IMPORT and self.params.get("what") != LABEL_IMPORT
+
+    @property
+    def resumable(self) -> bool:
+        """A lost conversation import is run again rather than failed: the importer commits
+        batch by batch, each conversation carrying its job, and a re-run skips by
+        fingerprint what is there, so it continues where the lost worker stopped. Not
+        forever: an import that kills its worker every time fails after MAX_IMPORT_RUNS."""
+        return self.is_conversation_import and self.params.get("runs", 0) < MAX_IMPORT_RUNS
+
+    def claim_run(self) -> bool:
+        """Take this job for a run, counting runs in params["runs"]: a conditional UPDATE on
+        the status and heartbeat read, so of two deliveries of one message (or a redelivery
+        while a live worker still beats), one runs the job. False: someone else has it."""
+        params = {**self.params, "runs": self.params.get("runs", 0) + 1}
+        now = timezone.now()
+        claimed = Job.objects.filter(
+            pk=self.pk, status=self.status, heartbeat_at=self.heartbeat_at
+        ).update(status=JobStatus.RUNNING, heartbeat_at=now, params=params)
+        if claimed:
+            self.status, self.heartbeat_at, self.params = JobStatus.RUNNING, now, params
+        return bool(claimed)
+
     def remove_partial_import(self) -> int:
-        """The importer commits batch by batch, so a killed worker leaves the first batches
-        in the database; WildChat ids repeat, so a re-run cannot tell them apart and would
-        import them twice. Remove what this job wrote (its files, since it started), unless a
-        lead has already assigned it. Called before a re-run and when a lost job is reaped."""
-        if self.started_at is None or self.params.get("what") == LABEL_IMPORT:
-            # labels commit as whole batches of whole records: nothing is half-written
-            return 0
-        names = [f["name"] for f in self.params.get("files", [])]
-        written = Conversation.objects.filter(
-            study_id=self.study_id,
-            source_file__in=names,
-            created_at__gte=self.started_at,
-            assignments__isnull=True,
-        )
-        deleted, per_model = written.delete()
-        return per_model.get("annotation.Conversation", 0)
+        """Roll back what this job wrote: exactly its conversations (Conversation.import_job),
+        in chunks so a large partial import never sits in memory. A job that is not done is
+        invisible (ConversationQuerySet.visible), so nothing of it can have been assigned or
+        labelled. Called when an import fails or is given up as lost."""
+        written = Conversation.objects.filter(import_job=self)
+        removed = 0
+        while chunk := list(written.values_list("pk", flat=True)[:DELETE_CHUNK]):
+            _, per_model = Conversation.objects.filter(pk__in=chunk).delete()
+            removed += per_model.get("annotation.Conversation", 0)
+        return removed
 
     def finish(self, result: dict | None = None, result_file: str = "") -> None:
         self.status, self.finished_at = JobStatus.DONE, timezone.now()
@@ -1208,11 +1264,12 @@ class Job(models.Model):
         self.progress = self.total
         self.save(update_fields=["status", "finished_at", "result", "result_file", "progress"])
 
-    def fail(self, error: str, result: dict | None = None) -> None:
+    def fail(self, error: str, result: dict | None = None, result_file: str = "") -> None:
         self.status, self.finished_at, self.error = JobStatus.FAILED, timezone.now(), error
         if result is not None:
             self.result = result
-        self.save(update_fields=["status", "finished_at", "error", "result"])
+        self.result_file = result_file
+        self.save(update_fields=["status", "finished_at", "error", "result", "result_file"])
 
 
 # -- proposals of new types ---------------------------------------------------------------

@@ -85,16 +85,22 @@ class _Throttled:
 def reap_lost_jobs_on_startup(**kwargs) -> None:
     """A worker starting up may be the replacement of one that was killed: fail the jobs
     left running with no heartbeat, so their pages stop saying "running"."""
-    from .models import Job
 
     try:
-        reaped = Job.objects.reap_lost()
+        reaped = reap_lost_jobs()
     except Exception:
         # e.g. migrations not applied yet: the worker must still start
         logger.exception("could not reap lost jobs at worker startup")
         return
     if reaped:
         logger.warning("marked %s lost job(s) failed at worker startup", reaped)
+
+
+def reap_lost_jobs(older_than: float | None = None) -> int:
+    """Job.objects.reap_lost, with a lost conversation import queued again to resume."""
+    from .models import Job
+
+    return Job.objects.reap_lost(older_than, resume=lambda job: run_import.delay(job.pk))
 
 
 def _load_job(job_id: int, what: str):
@@ -110,15 +116,27 @@ def _load_job(job_id: int, what: str):
 
 @shared_task(bind=True)
 def run_import(self, job_id: int) -> None:
+    """params: format, files [{path, name}] -> job.result = ImportReport.as_dict(), the full
+    list of rejected records in MEDIA_ROOT/imports/<job id>/rejected.txt (result_file).
+
+    Every conversation written carries this job and stays invisible until the job is done.
+    A job left running by a lost worker (a redelivered message) or queued again by
+    Job.objects.reap_lost is resumed: the re-run skips by fingerprint what the earlier run
+    wrote and continues. A job that fails has what it wrote removed."""
     from .importers import import_files
-    from .models import Job, JobStatus
+    from .models import Job
 
     job = Job.objects.select_related("study").get(pk=job_id)
     if job.is_finished:
-        # A redelivered message (acks_late) for a job that already ended: importing again
-        # would duplicate its conversations.
+        # A redelivered message (acks_late) for a job that already ended: nothing to do.
         logger.warning("import job %s is already %s; not running it again", job.pk, job.status)
         return
+    if not job.claim_run():
+        logger.warning("import job %s was claimed by another worker", job.pk)
+        return
+    if job.params["runs"] > 1:
+        runs = job.params["runs"]
+        logger.warning("import job %s: run %s, resuming what an earlier run wrote", job.pk, runs)
     # Uploads are stored relative to MEDIA_ROOT, so web and worker may mount it anywhere.
     media = Path(settings.MEDIA_ROOT)
     paths = [media / f["path"] for f in job.params["files"]]
@@ -127,14 +145,6 @@ def run_import(self, job_id: int) -> None:
     if folder:  # a folder chosen on the import page: its files of no known format are skipped
         paths.append(media / folder["path"])
         names.update({str(media / f["path"]): f["name"] for f in folder["files"]})
-    if job.status == JobStatus.RUNNING:
-        removed = job.remove_partial_import()
-        logger.warning(
-            "import job %s was left running by a lost worker; removed the %s conversations "
-            "it had written and running it again",
-            job.pk,
-            removed,
-        )
     job.start(total=0)
     last_write = 0.0
 
@@ -162,18 +172,44 @@ def run_import(self, job_id: int) -> None:
                 display_names=names,
                 keep=keep,
                 dry_run=dry_run,
+                job=job,
             )
+            rejected = write_rejected(job, report.errors)
     except Exception as exc:
         logger.exception("import job %s failed", job.pk)
-        job.fail(_failure(exc))
+        removed = job.remove_partial_import()
+        error = _failure(exc)
+        if removed:
+            error += f" (the {removed} conversations it had written were removed)"
+        job.fail(error)
         return
     result = report.as_dict()
     if keep is not None:
         result["filter"] = keep.result()
-    if report.conversations == 0 and not dry_run:
-        job.fail(f"Nothing could be imported. {report.summary_line()}", result=result)
+    if report.conversations == 0 and report.already_imported == 0 and not dry_run:
+        error = f"Nothing could be imported. {report.summary_line()}"
+        job.fail(error, result=result, result_file=rejected)
     else:
-        job.finish(result)
+        job.finish(result, result_file=rejected)
+
+
+REJECTED_FILE = "rejected.txt"
+
+
+def write_rejected(job, errors: list[str]) -> str:
+    """Every rejected record and unreadable file of an import, one `file:line: reason` line
+    each (`file[index] (id=...): reason` in a JSON array), where the job's result keeps only
+    the first ImportReport's MAX_REPORTED. Returns its path relative to MEDIA_ROOT, or ""
+    when nothing was rejected."""
+    if not errors:
+        return ""
+    relative = Path("imports", str(job.pk), REJECTED_FILE)
+    path = Path(settings.MEDIA_ROOT) / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as out:
+        for line in errors:
+            out.write(line.replace("\n", " ") + "\n")
+    return str(relative)
 
 
 def _failure(exc: Exception) -> str:

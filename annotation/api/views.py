@@ -45,6 +45,7 @@ from ..models import (
     Study,
     Turn,
 )
+from ..tasks import reap_lost_jobs
 from ..views.lead import start_label_import
 from .serializers import (
     AnnotationInputSerializer,
@@ -339,6 +340,6 @@ def job(request: Request, slug: str, job_id: int) -> Response:
     """Leads only: a job's status, progress and result (a label import's per-record errors
     included). A job whose worker was killed reads as failed, as on the pages."""
     study = get_study_for_lead(request.user, slug)
-    Job.objects.reap_lost()
+    reap_lost_jobs()
     found = get_object_or_404(Job, pk=job_id, study=study)
     return Response(JobStatusSerializer(found).data)

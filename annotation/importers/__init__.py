@@ -65,6 +65,7 @@ def import_files(
     options: dict | None = None,
     keep: Callable[[BuiltConversation], bool] | None = None,
     dry_run: bool = False,
+    job=None,
 ) -> ImportReport:
     """Import conversation files into `study`. `fmt` is "auto" (sniff each file) or a name
     from FORMATS. A folder stands for the files below it of a kind `fmt` takes (folders.py);
@@ -74,7 +75,9 @@ def import_files(
     `options` go to the formats that take some (ConvCodeBench: `bigcodebench`, a path).
     `keep(conversation)`: a filter; a conversation it refuses is counted as dropped, never
     written (annotation/intake/coding_filter.py). `dry_run`: read, check and count
-    everything, duplicates included, and write nothing."""
+    everything, duplicates included, and write nothing.
+    `job`: the import Job writing, stored on each conversation (invisible until it is done).
+    A record whose fingerprint the study already holds is skipped (writer.py)."""
     if fmt != "auto" and fmt not in FORMATS:
         known = ", ".join(["auto", *FORMATS])
         raise ValueError(f"unknown format {fmt!r} (known: {known})")
@@ -89,7 +92,7 @@ def import_files(
         if progress is not None:
             progress(min(done_before + position, total), total)
 
-    writer = Writer(study, report, on_flush=report_progress, dry_run=dry_run)
+    writer = Writer(study, report, on_flush=report_progress, dry_run=dry_run, job=job)
     for path in paths:
         name = display_name(path, display_names)
         position = 0
@@ -271,4 +274,5 @@ def _conversation(
         turns=turns,
         check_duplicate=module.UNIQUE_IDS and record.id_from_data,
         size=size,
+        id_from_data=record.id_from_data,
     )

@@ -26,6 +26,8 @@ from ..models import (
     Assignment,
     Conversation,
     Group,
+    Job,
+    JobStatus,
     Seat,
     SeatConflict,
     SeatRefused,
@@ -198,10 +200,14 @@ class _Importer:
         ids.discard(None)
         conversations: dict[str, list[int]] = defaultdict(list)
         ids_sql, ids_param = in_list("external_id", sorted(ids), "text")
+        # not the conversations of an import job that is not done (ConversationQuerySet.visible)
+        unfinished = (
+            f'SELECT 1 FROM "{Job._meta.db_table}" j WHERE j.id = import_job_id AND j.status <> %s'
+        )
         for pk, external_id in query_rows(
             f'SELECT id, external_id FROM "{Conversation._meta.db_table}" '
-            f"WHERE study_id = %s AND {ids_sql} ORDER BY id",
-            [self.study.pk, *ids_param],
+            f"WHERE study_id = %s AND {ids_sql} AND NOT EXISTS ({unfinished}) ORDER BY id",
+            [self.study.pk, *ids_param, JobStatus.DONE],
         ):
             conversations[external_id].append(pk)
         pks = sorted(found[0] for found in conversations.values() if len(found) == 1)

@@ -6,6 +6,8 @@ about what a turn is lives in `build_conversation`."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
@@ -100,11 +102,44 @@ class BuiltConversation:
     turns: list[BuiltTurn]
     check_duplicate: bool
     size: int = 0  # rough character count, to bound a batch's memory
+    # False when external_id was made up from the file name and position (OpenAI has no
+    # ids): the fingerprint leaves such an id out, so a renamed copy of a file is the same.
+    id_from_data: bool = True
+    fingerprint: str = ""  # set by the writer (fingerprint()), stored on Conversation
 
     def stored(self) -> dict:
-        """The fields that are columns of Conversation (the writer adds study, n_turns and
-        created_at)."""
-        return _columns(self, exclude={"location", "turns", "check_duplicate", "size"})
+        """The fields that are columns of Conversation (the writer adds study, n_turns,
+        created_at and import_job)."""
+        exclude = {"location", "turns", "check_duplicate", "size", "id_from_data"}
+        return _columns(self, exclude=exclude)
+
+    def compute_fingerprint(self) -> str:
+        """A hash of what the import read: the format, the dataset's id, the position in the
+        file (line or index: WildChat ids repeat, so two identical records at two lines are
+        two conversations) and the content (system prompt, preamble, every turn's user text,
+        reply and reply parts). Not the file name: the same file uploaded again under
+        another name has the same fingerprints, so a re-import adds nothing twice.
+        Each piece is length-prefixed, so no two different records hash the same text."""
+        digest = hashlib.sha256()
+
+        def put(text: str) -> None:
+            data = text.encode("utf-8", "surrogatepass")
+            digest.update(b"%d:" % len(data))
+            digest.update(data)
+
+        put(self.source_format)
+        put(self.external_id if self.id_from_data else "")
+        put("" if self.source_line is None else str(self.source_line))
+        put(self.system_prompt)
+        put(json.dumps(self.preamble, ensure_ascii=False, sort_keys=True) if self.preamble else "")
+        put(str(len(self.turns)))
+        for turn in self.turns:
+            put(turn.user_text)
+            put(turn.reply_text)
+            parts = turn.reply_parts
+            put(json.dumps(parts, ensure_ascii=False, sort_keys=True) if parts else "")
+            put("m" if turn.reply_missing else "")
+        return digest.hexdigest()
 
 
 def _columns(built, exclude: set[str]) -> dict:
@@ -267,6 +302,8 @@ class ImportReport:
     skipped: list[str] = field(default_factory=list)
     dropped: int = 0  # refused by the import's filter (`keep`)
     dry_run: bool = False  # nothing written: the counts say what an import would do
+    # records whose fingerprint the study already held (an earlier import of the same file)
+    already_imported: int = 0
 
     def reject(self, location: str, reason: str) -> None:
         self.rejected += 1
@@ -295,6 +332,8 @@ class ImportReport:
             text += f"; skipped {len(self.skipped)} file(s) of no known format"
         if self.dropped:
             text += f"; dropped {self.dropped} by the filter"
+        if self.already_imported:
+            text += f"; already imported: {self.already_imported}"
         if self.warnings:
             text += f"; {len(self.warnings) + self.warnings_dropped} warnings"
         return text + "."
@@ -304,6 +343,7 @@ class ImportReport:
             "conversations": self.conversations,
             "turns": self.turns,
             "rejected": self.rejected,
+            "already_imported": self.already_imported,
             "files": self.files,
             "dropped": self.dropped,
             "dry_run": self.dry_run,

@@ -4,7 +4,17 @@ SQLite gets `bulk_create`. PostgreSQL gets `COPY ... FROM STDIN` (psycopg2 `copy
 several times faster than multi-row INSERTs for the same rows (benchmarks/import_bench.py).
 A batch the database refuses is retried record by record, so one bad row costs that record,
 not the batch or the file. (NUL characters, which PostgreSQL refuses and SQLite stores, never
-get here: the readers reject them, so both databases hold the same records.)"""
+get here: the readers reject them, so both databases hold the same records.)
+
+Re-importing adds nothing twice: every conversation carries a fingerprint of what was read
+(BuiltConversation.compute_fingerprint), and a batch first drops the records whose
+fingerprint the study already holds, with one indexed query per batch (the (study,
+fingerprint) index), so nothing grows in memory with the file. They are counted as
+"already imported", except those the same job wrote on an earlier run (a resumed job after
+its worker was lost), which count as its own imports.
+
+Every conversation also carries the job that wrote it (`import_job`): until that job is done
+it is invisible (ConversationQuerySet.visible), and a failed job's rows are deleted by it."""
 
 from __future__ import annotations
 
@@ -26,6 +36,8 @@ BATCH_SIZE = 1000
 BATCH_CHARS = 16_000_000
 # None: COPY on PostgreSQL, bulk_create elsewhere. Tests and the benchmark force either.
 USE_COPY: bool | None = None
+# The benchmark turns this off to measure what the fingerprint check costs; nothing else does.
+CHECK_FINGERPRINTS = True
 # What a refused row raises: the database's errors, and psycopg2's ValueError for a NUL
 # character in a parameter, which it refuses before sending (the readers reject NULs, so
 # this is the last line of defence).
@@ -41,8 +53,10 @@ class Writer:
         use_copy: bool | None = None,
         on_flush: Callable[[], None] | None = None,
         dry_run: bool = False,
+        job=None,
     ) -> None:
         self.study = study
+        self.job = job
         # a dry run writes nothing, so the ids of its earlier batches are kept here instead
         # of in the database, for the duplicate check to give the same answer
         self.dry_run = dry_run
@@ -66,6 +80,8 @@ class Writer:
 
     def flush(self) -> None:
         batch, self.pending, self.pending_chars = self.pending, [], 0
+        if CHECK_FINGERPRINTS:
+            batch = self._skip_imported(batch)
         batch = self._drop_duplicates(batch)
         if batch and self.dry_run:
             self._count(batch)
@@ -79,18 +95,46 @@ class Writer:
         if self.on_flush is not None:
             self.on_flush()
 
-    # duplicates --------------------------------------------------------------------------
+    # re-imports and duplicates ------------------------------------------------------------
 
-    def _location(self, source_file: str, source_line: int | None) -> str:
+    def _skip_imported(self, batch: list[BuiltConversation]) -> list[BuiltConversation]:
+        """Drop the records the study already holds (same fingerprint): one query per batch
+        over the (study, fingerprint) index."""
+        for conversation in batch:
+            conversation.fingerprint = conversation.compute_fingerprint()
+        found = {
+            fingerprint: (job_id, n_turns)
+            for fingerprint, job_id, n_turns in Conversation.objects.filter(
+                study=self.study, fingerprint__in={c.fingerprint for c in batch}
+            ).values_list("fingerprint", "import_job_id", "n_turns")
+        }
+        job_id = self.job.pk if self.job is not None else None
+        kept = []
+        for conversation in batch:
+            earlier = found.get(conversation.fingerprint)
+            if earlier is None:
+                found[conversation.fingerprint] = (job_id, len(conversation.turns))
+                kept.append(conversation)
+            elif job_id is not None and earlier[0] == job_id:
+                # written by this job before its worker was lost: resumed, not new
+                self.report.conversations += 1
+                self.report.turns += earlier[1]
+            else:
+                self.report.already_imported += 1
+        return kept
+
+    def _location(self, source_file: str, source_line: int | None, external_id: str) -> str:
+        """Where an earlier record with this id was read, named as the import names it
+        (`file:line`, or `file[index] (id=...)`), whether it is in this batch or stored."""
         if source_line is None:
             return source_file  # a file that is one conversation (SpecStory, agent logs)
         container = self.containers.get(source_file)
         if container is None:
             container = "array" if source_file.lower().endswith(".json") else "jsonl"
         if container == "array":
-            return f"{source_file}[{source_line}]"
+            return f"{source_file}[{source_line}] (id={external_id})"
         if container == "parquet":
-            return f"{source_file} row {source_line}"
+            return f"{source_file} row {source_line} (id={external_id})"
         return f"{source_file}:{source_line}"
 
     def _drop_duplicates(self, batch: list[BuiltConversation]) -> list[BuiltConversation]:
@@ -107,7 +151,7 @@ class Writer:
             .order_by("id")
             .values_list("external_id", "source_file", "source_line")
         ):
-            first.setdefault(external_id, self._location(source_file, source_line))
+            first.setdefault(external_id, self._location(source_file, source_line, external_id))
         if self.dry_run:  # after the database's: those came first
             for external_id in ids & self.seen.keys():
                 first.setdefault(external_id, self.seen[external_id])
@@ -152,7 +196,13 @@ class Writer:
     def _write_orm(self, batch: list[BuiltConversation]) -> None:
         now = timezone.now()
         rows = Conversation.objects.bulk_create(
-            Conversation(study=self.study, n_turns=len(c.turns), created_at=now, **c.stored())
+            Conversation(
+                study=self.study,
+                n_turns=len(c.turns),
+                created_at=now,
+                import_job=self.job,
+                **c.stored(),
+            )
             for c in batch
         )
         Turn.objects.bulk_create(
@@ -167,6 +217,7 @@ class Writer:
         ids = next_ids(Conversation._meta.db_table, len(batch))
         conversations, turns = [], []
         study_id = str(self.study.pk)
+        job_id = str(self.job.pk) if self.job is not None else r"\N"
         for pk, c in zip(ids, batch, strict=True):
             pk = str(pk)
             line = "" if c.source_line is None else str(c.source_line)
@@ -184,6 +235,8 @@ class Writer:
                         copy_text(_json(c.metadata)),
                         str(len(c.turns)),
                         now,
+                        copy_text(c.fingerprint),
+                        job_id,
                     )
                 )
                 + "\n"
@@ -207,7 +260,7 @@ class Writer:
         copy_lines(
             Conversation._meta.db_table,
             "id, study_id, external_id, source_format, source_file, source_line, "
-            "system_prompt, preamble, metadata, n_turns, created_at",
+            "system_prompt, preamble, metadata, n_turns, created_at, fingerprint, import_job_id",
             conversations,
         )
         copy_lines(

@@ -150,7 +150,7 @@ def dry_run_study(study, rules: dict, progress=None, chunk: int = 500) -> dict:
     from annotation.models import Conversation, Turn
 
     coding = CodingFilter(rules)
-    rows = Conversation.objects.filter(study=study).order_by("pk")
+    rows = Conversation.objects.filter(study=study).visible().order_by("pk")
     total = rows.count()
     turns = Prefetch("turns", queryset=Turn.objects.order_by("index"))
     done = 0

@@ -348,6 +348,13 @@ def draw_sample(
                 f"pass --replace to draw anew (the earlier set is restored first)"
             )
         mine = Conversation.objects.filter(study=study)
+        unfinished = mine.exclude(pk__in=mine.visible().values("pk"))
+        if unfinished.exists():
+            job = unfinished.values_list("import_job_id", flat=True).first()
+            raise SamplingRefused(
+                f"study {study.slug} has {unfinished.count():,} conversations of an import "
+                f"that is not done (job {job}): draw the sample when it has finished"
+            )
         touched = mine.filter(set_aside__in=[SetAside.NO, SetAside.SAMPLE] if replace else [""])
         _refuse_if_in_use(touched)
         if replace:

@@ -43,7 +43,9 @@ def browse(request: HttpRequest, study: Study) -> HttpResponse:
 @require_GET
 def conversation(request: HttpRequest, study: Study, conversation_id: int) -> HttpResponse:
     conversation = get_object_or_404(
-        Conversation.objects.select_related("split_from"), pk=conversation_id, study=study
+        Conversation.objects.visible().select_related("split_from"),
+        pk=conversation_id,
+        study=study,
     )
     ctx = {
         "study": study,

@@ -23,7 +23,7 @@ from ..intake.coding_filter import (
     validate_rules,
 )
 from ..models import Job, JobKind, Study
-from ..tasks import run_filter_dry_run
+from ..tasks import reap_lost_jobs, run_filter_dry_run
 from .lead import IMPORT_FORMATS
 
 FILTER_DRY_RUN = "filter_dry_run"  # job.params["what"] of a dry run over the study (an IMPORT job)
@@ -82,7 +82,7 @@ def _rows(rules: dict) -> list[dict]:
 
 
 def _filter_jobs(study: Study) -> list[Job]:
-    Job.objects.reap_lost()
+    reap_lost_jobs()
     jobs = study.jobs.filter(kind=JobKind.IMPORT).filter(
         Q(params__what=FILTER_DRY_RUN) | Q(params__filter="coding")
     )

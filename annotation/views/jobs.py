@@ -34,7 +34,7 @@ from ..agreement.data import data_stamp
 from ..exports import EXPORT_FORMATS, may_download
 from ..forms import AgreementForm, ExportForm, JobFilter, form_errors
 from ..models import Job, JobKind, JobStatus, Study
-from ..tasks import run_agreement, run_export
+from ..tasks import reap_lost_jobs, run_agreement, run_export
 
 RECENT_JOBS = 10
 JOBS_PER_PAGE = 10
@@ -63,7 +63,7 @@ def _mark_stale(study: Study, job: Job) -> None:
 def recent_jobs(study: Study, kinds: list[str]) -> list[Job]:
     """The study's latest jobs of these kinds, lost ones reaped first: wherever jobs are
     shown, a job whose worker was killed shows as failed, not running forever."""
-    Job.objects.reap_lost()
+    reap_lost_jobs()
     return list(study.jobs.filter(kind__in=kinds).select_related("created_by")[:RECENT_JOBS])
 
 
@@ -75,7 +75,7 @@ def jobs_panel_context(study: Study, user, params: QueryDict | None = None) -> d
     params = params if params is not None else QueryDict()
     job_filter = JobFilter(params)
     kind = job_filter.cleaned_data["kind"] if job_filter.is_valid() else ""
-    Job.objects.reap_lost()
+    reap_lost_jobs()
     listed = study.jobs.select_related("created_by")
     if kind:
         listed = listed.filter(kind=kind)
@@ -160,7 +160,7 @@ def _enqueue(request: HttpRequest, study: Study, kind: str, params: dict, task) 
 @require_GET
 def job_detail(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
     """One job, of any kind, as every page shows it; polled by htmx until the job ends."""
-    Job.objects.reap_lost()
+    reap_lost_jobs()
     study, job = get_job_for_lead(request.user, slug, job_id)
     _mark_stale(study, job)
     ctx = {"study": study, "job": job, "report_url": reverse("report", args=[study.slug])}
@@ -175,13 +175,29 @@ def job_detail(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
 @login_required
 @require_GET
 def job_download(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
+    """An export's file, or an import's full list of rejected records (rejected.txt)."""
     study, job = get_job_for_lead(request.user, slug, job_id)
+    if job.kind == JobKind.IMPORT and job.result_file:
+        return _rejected_download(study, job)
     if job.kind != JobKind.EXPORT or job.status != JobStatus.DONE or not job.result_file:
         raise Http404("This job has no file to download")
     if not may_download(request.user, study, job.result):
         return HttpResponseForbidden(NOT_BLIND_FOR_YOU, content_type="text/plain; charset=utf-8")
+    path = _result_path(job)
+    return FileResponse(path.open("rb"), as_attachment=True, filename=path.name)
+
+
+def _result_path(job: Job) -> Path:
     media = Path(settings.MEDIA_ROOT).resolve()
     path = (media / job.result_file).resolve()
     if not path.is_relative_to(media) or not path.is_file():
-        raise Http404("The export file is no longer there; export again")
-    return FileResponse(path.open("rb"), as_attachment=True, filename=path.name)
+        raise Http404("The file is no longer there; run the job again")
+    return path
+
+
+def _rejected_download(study: Study, job: Job) -> HttpResponse:
+    path = _result_path(job)
+    name = f"{study.slug}-import-{job.pk}-rejected.txt"
+    response = FileResponse(path.open("rb"), as_attachment=True, filename=name)
+    response["Content-Type"] = "text/plain; charset=utf-8"
+    return response

@@ -48,7 +48,7 @@ NO_FILES = "Choose one or more files, or a folder, to import."
 
 def _conversation_counts(study: Study) -> dict:
     # One aggregate over the (study, group) index; n_turns spares a count over every turn.
-    conversations = Conversation.objects.filter(study=study)
+    conversations = Conversation.objects.filter(study=study).visible()
     counts = conversations.aggregate(conversations=Count("id"), turns=Coalesce(Sum("n_turns"), 0))
     counts["unassigned"] = conversations.unassigned().count()
     counts["set_aside"] = conversations.exclude(set_aside=SetAside.NO).count()
@@ -63,6 +63,7 @@ def conversations(request: HttpRequest, study: Study) -> HttpResponse:
         return render(request, "annotation/lead/conversations.html#counts", ctx)
     rows = (
         Conversation.objects.filter(study=study)
+        .visible()
         .prefetch_related(Prefetch("groups", queryset=Group.objects.order_by("name")))
         .order_by("id")
     )
@@ -196,7 +197,7 @@ def _assign_to_all(conversations, groups: list[Group]) -> int:
 def _assign_by_count(
     study: Study, groups: list[Group], n: int, seed: int | None
 ) -> tuple[bool, str]:
-    unassigned = Conversation.objects.filter(study=study).unassigned()
+    unassigned = Conversation.objects.filter(study=study).visible().unassigned()
     available = unassigned.count()
     if n > available:
         return False, f"Asked for {n} conversations but only {available} are unassigned."

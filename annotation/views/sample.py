@@ -15,7 +15,9 @@ from ..models import Conversation, Sample, SetAside, Study
 
 def _population(study: Study) -> int:
     # the set and what a sample set aside: what a new draw (with --replace) draws from
-    rows = Conversation.objects.filter(study=study, set_aside__in=[SetAside.NO, SetAside.SAMPLE])
+    rows = Conversation.objects.visible().filter(
+        study=study, set_aside__in=[SetAside.NO, SetAside.SAMPLE]
+    )
     return rows.count()
 
 

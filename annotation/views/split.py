@@ -111,7 +111,8 @@ def ask_llm(request: HttpRequest, study: Study) -> HttpResponse:
     raw = request.POST.getlist("conversation")
     ids = [int(x) for x in raw if x.isdigit()]
     chosen = list(
-        Conversation.objects.filter(study=study, pk__in=ids)
+        Conversation.objects.visible()
+        .filter(study=study, pk__in=ids)
         .order_by("id")
         .values_list("pk", flat=True)
     )

@@ -153,7 +153,9 @@ def test_a_file_that_is_not_utf8_is_rejected_naming_the_byte(study, files):
 
 def test_the_same_session_imported_twice_is_a_duplicate(study, files):
     a = files.raw("a.md", SPECSTORY_V2)
-    b = files.raw("b.md", SPECSTORY_V2)
+    # the same session, exported again after one more prompt (the very same file would be
+    # "already imported")
+    b = files.raw("b.md", SPECSTORY_V2 + "\n---\n\n_**User**_\n\nOne more thing\n")
     report = import_files(study, [a, b])
     assert report.conversations == 1
     assert report.errors == [

@@ -125,9 +125,14 @@ def test_it_names_file_row_and_field_of_broken_rows(study, files):
 def test_it_keeps_the_first_of_a_session_imported_twice(study, files):
     path = files.jsonl("c.jsonl", *session_rows("s-a"))
     import_files(study, [path])
-    report = import_files(study, [path])
+    again = import_files(study, [path])
+    assert (again.conversations, again.already_imported, again.errors) == (0, 1, [])
+    rows = session_rows("s-a")
+    rows[1] = {**rows[1], "content": rows[1]["content"] + " (edited)"}
+    edited = files.jsonl("edited.jsonl", *rows)
+    report = import_files(study, [edited])
     assert report.conversations == 0
-    assert report.errors == [f"{path}:2: duplicate id 's-a' (first seen at {path}:2)"]
+    assert report.errors == [f"{edited}:2: duplicate id 's-a' (first seen at {path}:2)"]
 
 
 @settings(

@@ -96,8 +96,14 @@ def test_it_imports_both_records_sharing_a_conversation_hash(study, files):
     report = import_files(study, [path])
     assert report.conversations == 2 and report.rejected == 0
     assert Conversation.objects.filter(external_id=same).count() == 2
-    # and again on a second import of the same file
-    assert import_files(study, [path]).conversations == 2
+    # a second import of the same file adds neither (their fingerprints are there), but a
+    # file holding the same record at a line not imported yet adds it
+    again = import_files(study, [path])
+    assert (again.conversations, again.already_imported) == (0, 2)
+    longer = files.jsonl("x.jsonl", *[wildchat(same, [("hi", "Hello!")])] * 3)
+    third = import_files(study, [longer])
+    assert (third.conversations, third.already_imported) == (1, 2)
+    assert Conversation.objects.filter(external_id=same).count() == 3
 
 
 def test_it_counts_empty_user_inputs_as_turns(study, files):

@@ -77,9 +77,13 @@ def test_a_dry_run_writes_nothing_and_prints_the_counts_of_the_real_run(study, c
 def test_a_dry_run_sees_the_duplicates_of_earlier_imports(study, chats, capsys):
     _run(study, chats, "--filter", "coding")
     capsys.readouterr()
-    _run(study, chats, "--filter", "coding", "--dry-run")
+    # the same ids with other content (the very same records would be "already imported")
+    edited = chats.with_name("edited.jsonl")
+    edited.write_text(chats.read_text().replace("thanks", "thank you"))
+    _run(study, edited, "--filter", "coding", "--dry-run")
     out, err = capsys.readouterr()
-    assert "Would import 0 conversations (0 turns) from 1 file(s); rejected 5 records" in out
+    assert "Would import 0 conversations (0 turns) from 1 file(s); rejected 3 records" in out
+    assert "already imported: 2" in out  # py and fence, unchanged
     assert f"duplicate id 'go' (first seen at {chats}:1)" in err
     assert Conversation.objects.count() == 3
 

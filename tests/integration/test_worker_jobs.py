@@ -18,7 +18,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from annotation.models import LOST_JOB_ERROR, Annotation, Job, JobKind, JobStatus
-from annotation.tasks import run_agreement, run_export
+from annotation.tasks import reap_lost_jobs, run_agreement, run_export
 from tests.factories import make_conversation, make_group, make_study, make_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -89,7 +89,7 @@ def test_a_killed_export_leaves_no_file_and_is_reaped_then_a_new_worker_exports(
     assert not target.exists()
     job.refresh_from_db()
     assert job.status == JobStatus.RUNNING  # nobody knows yet
-    assert Job.objects.reap_lost(older_than=0) == 1
+    assert reap_lost_jobs(older_than=0) == 1
     job.refresh_from_db()
     assert (job.status, job.error) == (JobStatus.FAILED, LOST_JOB_ERROR)
     assert not list(job.export_dir.iterdir()), "the temporary *.part file is gone"

@@ -12,7 +12,16 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation import tasks
-from annotation.models import LOST_JOB_ERROR, Conversation, Job, JobKind, JobStatus
+from annotation.models import (
+    LOST_IMPORT_ERROR,
+    LOST_JOB_ERROR,
+    MAX_IMPORT_RUNS,
+    RESUMED_MESSAGE,
+    Conversation,
+    Job,
+    JobKind,
+    JobStatus,
+)
 from tests.factories import make_conversation, make_study
 
 pytestmark = pytest.mark.django_db
@@ -37,7 +46,7 @@ def test_it_fails_a_lost_export_and_removes_its_temporary_file(study, media, set
     queued.created_at = timezone.now() - timedelta(hours=1)
     queued.save()
 
-    assert Job.objects.reap_lost() == 1
+    assert tasks.reap_lost_jobs() == 1
     lost.refresh_from_db()
     assert (lost.status, lost.error) == (JobStatus.FAILED, LOST_JOB_ERROR)
     assert lost.finished_at is not None
@@ -45,13 +54,13 @@ def test_it_fails_a_lost_export_and_removes_its_temporary_file(study, media, set
     fresh.refresh_from_db()
     queued.refresh_from_db()
     assert (fresh.status, queued.status) == (JobStatus.RUNNING, JobStatus.QUEUED)
-    assert Job.objects.reap_lost() == 0
+    assert tasks.reap_lost_jobs() == 0
 
 
 def test_the_threshold_can_be_given(study, media):
     job = running(study, seconds_ago=5)
-    assert Job.objects.reap_lost(older_than=60) == 0
-    assert Job.objects.reap_lost(older_than=1) == 1
+    assert tasks.reap_lost_jobs(older_than=60) == 0
+    assert tasks.reap_lost_jobs(older_than=1) == 1
     job.refresh_from_db()
     assert job.status == JobStatus.FAILED
 
@@ -59,25 +68,51 @@ def test_the_threshold_can_be_given(study, media):
 def test_a_job_that_beats_is_not_lost(study, media):
     job = running(study, seconds_ago=300)
     job.beat()
-    assert Job.objects.reap_lost(older_than=60) == 0
+    assert tasks.reap_lost_jobs(older_than=60) == 0
     job.set_progress(10)
     job.refresh_from_db()
     assert timezone.now() - job.heartbeat_at < timedelta(seconds=5)
 
 
-def test_a_lost_import_takes_its_half_imported_conversations_with_it(study, media):
+def lost_import(study, runs: int) -> Job:
+    files = [{"path": "imports/1/1-a.jsonl", "name": "a.jsonl"}]
     job = Job.objects.create(
-        study=study,
-        kind=JobKind.IMPORT,
-        params={"format": "auto", "files": [{"path": "imports/1/1-a.jsonl", "name": "a.jsonl"}]},
+        study=study, kind=JobKind.IMPORT, params={"format": "auto", "files": files, "runs": runs}
     )
     job.start()
-    written = make_conversation(study, "from-a")
-    Conversation.objects.filter(pk=written.pk).update(source_file="a.jsonl")
-    earlier = make_conversation(study, "earlier")
     Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=10))
-    assert Job.objects.reap_lost(older_than=60) == 1
+    return job
+
+
+def test_a_lost_import_at_its_last_run_takes_exactly_its_conversations_with_it(study, media):
+    job = lost_import(study, runs=MAX_IMPORT_RUNS)
+    written = make_conversation(study, "from-a")
+    Conversation.objects.filter(pk=written.pk).update(source_file="a.jsonl", import_job=job)
+    # the same file name, written since the job started, but not by it: stays
+    earlier = make_conversation(study, "earlier")
+    Conversation.objects.filter(pk=earlier.pk).update(source_file="a.jsonl")
+    assert tasks.reap_lost_jobs(older_than=60) == 1
     assert list(Conversation.objects.all()) == [earlier]
+    job.refresh_from_db()
+    assert (job.status, job.error) == (JobStatus.FAILED, LOST_IMPORT_ERROR)
+
+
+def test_a_lost_import_with_runs_left_is_queued_again_and_keeps_what_it_wrote(
+    study, media, monkeypatch, django_capture_on_commit_callbacks
+):
+    queued = []
+    monkeypatch.setattr(tasks.run_import, "delay", queued.append)
+    job = lost_import(study, runs=1)
+    written = make_conversation(study, "from-a")
+    Conversation.objects.filter(pk=written.pk).update(import_job=job)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert tasks.reap_lost_jobs(older_than=60) == 1
+    job.refresh_from_db()
+    assert (job.status, job.message) == (JobStatus.QUEUED, RESUMED_MESSAGE)
+    assert queued == [job.pk]
+    assert list(Conversation.objects.all()) == [written]
+    assert not Conversation.objects.visible().exists()  # until the resumed job is done
+    assert tasks.reap_lost_jobs(older_than=60) == 0  # queued, not lost
 
 
 def test_the_study_page_reaps_lost_jobs(client, study, lead, media, settings):

@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.models import Conversation, Job, JobKind, JobStatus
+from annotation.models import MAX_IMPORT_RUNS, Conversation, Job, JobKind, JobStatus
 from annotation.tasks import run_import
 
 
@@ -202,33 +202,43 @@ def test_it_reruns_a_job_a_lost_worker_left_running_without_duplicates(
     assert Conversation.objects.filter(pk=older.pk).exists()
 
 
-def test_the_conversations_page_shows_a_lost_import_as_failed(client, study, lead, settings):
-    # issue 13c: only the study page reaped lost jobs; this page kept saying "running"
+def test_the_conversations_page_shows_a_lost_import_as_resumed(
+    client, study, lead, settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    # issue 13c: only the study page reaped lost jobs; this page kept saying "running".
+    # Issue 10: a lost conversation import is queued again to resume, not failed.
     settings.JOB_LOST_SECONDS = 60
-    job = Job.objects.create(study=study, kind=JobKind.IMPORT, params={"files": []})
+    queued = []
+    monkeypatch.setattr(run_import, "delay", queued.append)
+    job = Job.objects.create(study=study, kind=JobKind.IMPORT, params={"files": [], "runs": 1})
     job.start()
     stale = timezone.now() - timedelta(minutes=10)
     Job.objects.filter(pk=job.pk).update(heartbeat_at=stale, started_at=stale)
     client.login(username="lead", password="pw-secret")
 
-    page = client.get(reverse("lead_conversations", args=[study.slug])).content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        page = client.get(reverse("lead_conversations", args=[study.slug])).content.decode()
 
-    assert "The worker running this job stopped (killed or crashed)" in page
+    assert "Its worker stopped; queued again to resume where it was." in page
     job.refresh_from_db()
-    assert job.status == JobStatus.FAILED
+    assert job.status == JobStatus.QUEUED
+    assert queued == [job.pk]
 
 
-def test_the_job_poller_reaps_a_lost_import(client, study, lead, settings):
+def test_the_job_poller_fails_a_lost_import_after_its_last_run(client, study, lead, settings):
     settings.JOB_LOST_SECONDS = 60
-    job = Job.objects.create(study=study, kind=JobKind.IMPORT, params={"files": []})
+    params = {"files": [], "runs": MAX_IMPORT_RUNS}
+    job = Job.objects.create(study=study, kind=JobKind.IMPORT, params=params)
     job.start()
     Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=10))
     client.login(username="lead", password="pw-secret")
 
     body = _partial(client, study, job).content.decode()
 
-    assert "The worker running this job stopped" in body
+    assert f"stopped (killed or crashed) {MAX_IMPORT_RUNS} times" in body
     assert "hx-trigger" not in body
+    job.refresh_from_db()
+    assert job.status == JobStatus.FAILED
 
 
 def _labels(*records: dict) -> bytes:

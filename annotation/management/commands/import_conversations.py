@@ -3,10 +3,13 @@
 
 A PATH is a file or a folder (every file below it of a known format; the others are listed
 as skipped). Prints a summary and one line per rejected record (`file:line: reason`); fails
-(non-zero exit) only when nothing could be imported. `--filter coding` keeps only the
-conversations the study's coding rules match (annotation/intake/coding_filter.py) and prints
-what it dropped, per language and reason; `--dry-run` writes nothing and prints what an
-import would do, with the filter's examples of matches and near misses."""
+(non-zero exit) only when nothing could be imported. A record the study already holds (the
+same fingerprint: an earlier import of the same file) is skipped and counted as "already
+imported", so running the command twice adds nothing twice, and is no failure.
+`--filter coding` keeps only the conversations the study's coding rules match
+(annotation/intake/coding_filter.py) and prints what it dropped, per language and reason;
+`--dry-run` writes nothing and prints what an import would do, with the filter's examples of
+matches and near misses."""
 
 from __future__ import annotations
 
@@ -74,6 +77,6 @@ class Command(StudyCommand):
             self.stdout.write("Dry run: nothing was written.")
             self.stdout.write(report.summary_line())
             return
-        if report.conversations == 0:
+        if report.conversations == 0 and report.already_imported == 0:
             raise CommandError(f"Nothing could be imported. {report.summary_line()}")
         self.stdout.write(report.summary_line())
