@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from .containers import (
     GZIP_ERRORS,
     GzipError,
@@ -78,16 +80,51 @@ def json_error(
 def parse_record(text: str) -> Any:
     """One JSONL line (without its line ending, so columns are right) as a checked record;
     raises BadRecord. Shared by the conversation and the annotation importers."""
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BadJSON(json_error(exc)) from None
-    except RecursionError:
-        raise BadRecord(TOO_DEEP) from None
+    obj = loads(text)
     problem = record_problem(obj, text)
     if problem is not None:
         raise BadRecord(problem)
     return obj
+
+
+# 19 digits in a row: an integer this long may be beyond 64 bits, which orjson reads as a
+# float (json as an int), so a text with one where a JSON value starts goes to the stdlib
+# decoder (_big_int). A plain character class is searched fast (a few microseconds a
+# record), where a pattern that also looks behind the digits costs more than the parse.
+_LONG_DIGITS = re.compile(r"[0-9]{19}")
+_BEFORE_NUMBER = frozenset(":,[ \t\n\r")
+
+
+def _big_int(text: str) -> bool:
+    """True when `text` may hold an integer orjson would read as a float: a run of 19 or
+    more digits at the start of a JSON value. A string holding such a run (`"id 1234..."`)
+    is a false alarm, which costs only a slower parse."""
+    for match in _LONG_DIGITS.finditer(text):
+        start = match.start()
+        if start and text[start - 1] == "-":
+            start -= 1
+        if start == 0 or text[start - 1] in _BEFORE_NUMBER:
+            return True
+    return False
+
+
+def loads(text: str) -> Any:
+    """json.loads, as fast as orjson can make it; raises BadRecord as parse_record words it.
+    orjson decodes what the stdlib decodes to the same values, except integers beyond 64
+    bits (sent to the stdlib, _big_int), and refuses more (NaN, Infinity, lone surrogate
+    escapes, 1e400, nesting over 1024): whatever it refuses is decoded again by the stdlib,
+    which accepts it or words the error exactly as before."""
+    if not _big_int(text):
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadJSON(json_error(exc)) from None
+    except RecursionError:
+        raise BadRecord(TOO_DEEP) from None
 
 
 def record_problem(obj: Any, text: str, start: int = 0, end: int | None = None) -> str | None:

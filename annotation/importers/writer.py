@@ -22,6 +22,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import orjson
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
@@ -272,7 +273,19 @@ class Writer:
 
 
 def _json(value) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    """The value as JSON text for a jsonb column: orjson's, which PostgreSQL reads as the
+    same value as json.dumps's (only the blanks differ). Where orjson would store another
+    value or refuses (NaN and infinities, which it writes as null and PostgreSQL refuses
+    as NaN; integers beyond 64 bits; keys that are not strings; lone surrogates), the
+    stdlib's text is used, so a value is refused or stored exactly as before."""
+    try:
+        text = orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return json.dumps(value, ensure_ascii=False)
+    # a null may stand for a NaN: only then is the stdlib asked (it writes null as null)
+    if b"null" in text:
+        return json.dumps(value, ensure_ascii=False)
+    return text.decode()
 
 
 def display_name(path: str | Path, display_names: dict | None) -> str:
