@@ -194,3 +194,14 @@ def test_a_stored_fingerprint_still_matches():
     assert conversation.compute_fingerprint() == (
         "6229eb0dc338ba5aca3a90c94d9d694a94b0d2f7f9fa3aca2f15d2e9bc236e56"
     )
+
+
+def test_long_digit_runs_are_told_apart_cheaply():
+    from annotation.importers.readers import _big_int
+
+    assert _big_int('{"n": 12345678901234567890}')
+    assert _big_int("[1,-1234567890123456789]")
+    assert _big_int("12345678901234567890")
+    # a hash or an id in a string is no number: orjson keeps its speed there
+    assert not _big_int('{"hashed_ip": "' + "0" * 60 + 'a1", "n": 123456789012345678}')
+    assert not _big_int('{"x": "ab1234567890123456789012"}')
