@@ -86,21 +86,29 @@ def import_files(
     sizes = {str(p): _size(p) for p in paths}
     total = sum(sizes.values())
     done_before = 0  # bytes of the files already finished
-    position = 0  # bytes read of the current file
 
     def report_progress() -> None:
+        # what is in the database: with a writer thread, reading is a batch ahead of it
         if progress is not None:
-            progress(min(done_before + position, total), total)
+            progress(min(writer.written, total), total)
 
     writer = Writer(study, report, on_flush=report_progress, dry_run=dry_run, job=job)
-    for path in paths:
-        name = display_name(path, display_names)
-        position = 0
-        for item in _file_items(path, name, fmt, writer, report, options or {}, keep):
-            position = item.offset
-        writer.flush()  # a file's records are all in the database before the next starts
-        done_before += sizes[str(path)]
-        position = 0
+    try:
+        for path in paths:
+            name = display_name(path, display_names)
+            for item in _file_items(path, name, fmt, writer, report, options or {}, keep):
+                writer.mark = done_before + item.offset
+            done_before += sizes[str(path)]
+            writer.mark = done_before
+            # a file's records are all checked against the database before the next's:
+            # the writer thread may still be writing its last batch
+            writer.flush()
+        writer.wait()
+    except BaseException:
+        writer.close(failed=True)
+        raise
+    writer.close()
+    writer.written = total
     report_progress()
     return report
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import orjson
@@ -39,6 +40,11 @@ BATCH_CHARS = 16_000_000
 USE_COPY: bool | None = None
 # The benchmark turns this off to measure what the fingerprint check costs; nothing else does.
 CHECK_FINGERPRINTS = True
+# PostgreSQL COPY: a writer thread with its own connection writes batch N while the reading
+# thread reads and builds batch N+1 (the server works on the other core). None: on whenever
+# it can be (COPY, not a dry run, not inside a transaction, where a second connection would
+# not see the study: a TestCase); tests force it either way.
+THREADED: bool | None = None
 # What a refused row raises: the database's errors, and psycopg2's ValueError for a NUL
 # character in a parameter, which it refuses before sending (the readers reject NULs, so
 # this is the last line of defence).
@@ -68,6 +74,19 @@ class Writer:
             use_copy = USE_COPY if USE_COPY is not None else connection.vendor == "postgresql"
         self.use_copy = use_copy
         self.on_flush = on_flush
+        self.threaded = (
+            self.use_copy
+            and not dry_run
+            and connection.vendor == "postgresql"
+            and not connection.in_atomic_block
+            and THREADED is not False
+        )
+        self._pool: ThreadPoolExecutor | None = None
+        self._in_flight: tuple[Future, int] | None = None  # the batch's future, its mark
+        # progress: import_files sets `mark` (bytes read) as it reads; `written` is the mark
+        # of the last batch in the database, what on_flush reports
+        self.mark = 0
+        self.written = 0
         self.pending: list[BuiltConversation] = []
         self.pending_chars = 0
         # file name -> "jsonl" | "array" | "parquet", to name the first of two duplicate records
@@ -81,18 +100,53 @@ class Writer:
 
     def flush(self) -> None:
         batch, self.pending, self.pending_chars = self.pending, [], 0
+        mark = self.mark
+        # The batch in flight is in the database before this one is checked against it, so
+        # the fingerprint and duplicate checks see every earlier batch, as without a thread.
+        self.wait()
         if CHECK_FINGERPRINTS:
             batch = self._skip_imported(batch)
         batch = self._drop_duplicates(batch)
         if batch and self.dry_run:
             self._count(batch)
+        elif batch and self.threaded:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(1, thread_name_prefix="import-writer")
+            self._in_flight = (self._pool.submit(self._write_batch, batch), mark)
+            return  # wait() applies its outcome and reports its progress
         elif batch:
-            try:
-                with transaction.atomic():
-                    self._write(batch)
-                self._count(batch)
-            except REFUSED:
-                self._write_one_by_one(batch)
+            self._apply(self._write_batch(batch))
+        self._written(mark)
+
+    def wait(self) -> None:
+        """Wait for the batch in flight (if any), count it and report its progress. An
+        exception the writer thread raised is raised here: it fails the import."""
+        in_flight, self._in_flight = self._in_flight, None
+        if in_flight is not None:
+            future, mark = in_flight
+            self._apply(future.result())
+            self._written(mark)
+
+    def close(self, failed: bool = False) -> None:
+        """Wait for the batch in flight and stop the writer thread, closing its connection.
+        Called when the import ends, also when it `failed`: then the batch in flight is
+        waited for, so that nothing is written after the failure (and a failed job's
+        clean-up finds every row it wrote), and an error of its own is not raised over the
+        first one."""
+        if self._pool is None:
+            return
+        try:
+            if failed and self._in_flight is not None:
+                self._in_flight[0].exception()  # waits; the first error is what counts
+                self._in_flight = None
+            self.wait()
+        finally:
+            self._pool.submit(_close_connection).result()
+            self._pool.shutdown()
+            self._pool = None
+
+    def _written(self, mark: int) -> None:
+        self.written = max(self.written, mark)
         if self.on_flush is not None:
             self.on_flush()
 
@@ -178,15 +232,38 @@ class Writer:
         self.report.conversations += len(batch)
         self.report.turns += sum(len(c.turns) for c in batch)
 
-    def _write_one_by_one(self, batch: list[BuiltConversation]) -> None:
+    def _apply(self, outcome: tuple[list[BuiltConversation], list[tuple[str, str]]]) -> None:
+        written, refused = outcome
+        self._count(written)
+        for location, reason in refused:
+            self.report.reject(location, reason)
+
+    def _write_batch(
+        self, batch: list[BuiltConversation]
+    ) -> tuple[list[BuiltConversation], list[tuple[str, str]]]:
+        """Write a batch in one transaction, or record by record if the database refuses
+        it. Returns (written, [(location, reason) refused]) and leaves the report alone: in
+        the writer thread, the reading thread is adding to it."""
+        try:
+            with transaction.atomic():
+                self._write(batch)
+            return batch, []
+        except REFUSED:
+            return self._write_one_by_one(batch)
+
+    def _write_one_by_one(
+        self, batch: list[BuiltConversation]
+    ) -> tuple[list[BuiltConversation], list[tuple[str, str]]]:
+        written, refused = [], []
         for conversation in batch:
             try:
                 with transaction.atomic():
                     self._write([conversation])
-                self._count([conversation])
+                written.append(conversation)
             except REFUSED as exc:
                 reason = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
-                self.report.reject(conversation.location, f"the database refused it: {reason}")
+                refused.append((conversation.location, f"the database refused it: {reason}"))
+        return written, refused
 
     def _write(self, batch: list[BuiltConversation]) -> None:
         if self.use_copy:
@@ -270,6 +347,12 @@ class Writer:
             "reply_missing, metadata",
             turns,
         )
+
+
+def _close_connection() -> None:
+    """In the writer thread: close that thread's own connection (`connection` is per
+    thread; `connection.close` looked up elsewhere would be another thread's)."""
+    connection.close()
 
 
 def _json(value) -> str:
