@@ -183,7 +183,9 @@ def _maxrss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
-def _import(study_slug: str, path: Path, use_copy: bool | None, fingerprints: bool) -> dict:
+def _import(
+    study_slug: str, path: Path, use_copy: bool | None, fingerprints: bool, thread: bool = True
+) -> dict:
     from annotation.importers import import_files
     from annotation.importers import writer as writer_module
     from annotation.models import Job, JobKind, Study
@@ -191,6 +193,7 @@ def _import(study_slug: str, path: Path, use_copy: bool | None, fingerprints: bo
 
     writer_module.USE_COPY = use_copy
     writer_module.CHECK_FINGERPRINTS = fingerprints
+    writer_module.THREADED = None if thread else False
     study = Study.objects.create(
         slug=study_slug,
         name=study_slug,
@@ -287,7 +290,9 @@ def _copy_floor(study_id: int) -> dict:
     return {"seconds": seconds, "bytes": size}
 
 
-def worker(backend: str, writer_path: str, path: Path, fingerprints: bool = True) -> dict:
+def worker(
+    backend: str, writer_path: str, path: Path, fingerprints: bool = True, thread: bool = True
+) -> dict:
     """One import in a fresh process, so its memory figures are its own."""
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -304,8 +309,8 @@ def worker(backend: str, writer_path: str, path: Path, fingerprints: bool = True
     warmup = path.with_name(f"warmup-{backend}.jsonl")
     with open(path, encoding="utf-8") as src, open(warmup, "w", encoding="utf-8") as dst:
         dst.writelines(line for _, line in zip(range(200), src, strict=False))
-    _import(f"warmup-{writer_path}", warmup, use_copy=use_copy, fingerprints=fingerprints)
-    result = _import(f"bench-{writer_path}", path, use_copy=use_copy, fingerprints=fingerprints)
+    _import(f"warmup-{writer_path}", warmup, use_copy, fingerprints, thread)
+    result = _import(f"bench-{writer_path}", path, use_copy, fingerprints, thread)
     if use_copy:
         result["floor"] = _copy_floor(result["study_id"])
     return result
@@ -315,7 +320,13 @@ def worker(backend: str, writer_path: str, path: Path, fingerprints: bool = True
 
 
 def run_worker(
-    backend: str, writer_path: str, path: Path, tmp: Path, pg_url: str, fingerprints: bool = True
+    backend: str,
+    writer_path: str,
+    path: Path,
+    tmp: Path,
+    pg_url: str,
+    fingerprints: bool = True,
+    thread: bool = True,
 ) -> dict:
     env = dict(
         os.environ,
@@ -341,6 +352,8 @@ def run_worker(
     ]
     if not fingerprints:
         command.append("--no-fingerprints")
+    if not thread:
+        command.append("--no-thread")
     try:
         out = subprocess.run(command, env=env, cwd=ROOT, check=True, capture_output=True, text=True)
     finally:
@@ -376,7 +389,13 @@ def main() -> None:
     parser.add_argument(
         "--pg-url", default=os.environ.get("BENCH_PG_URL", "postgres://postgres@127.0.0.1:5432")
     )
+    parser.add_argument(
+        "--without-thread",
+        action="store_true",
+        help="also run the COPY writer without its writer thread, to measure what it gains",
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--no-thread", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--file", help=argparse.SUPPRESS)
     parser.add_argument("--no-fingerprints", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -384,7 +403,8 @@ def main() -> None:
     if args.worker:
         backend, writer_path = args.worker.split(":")
         fingerprints = not args.no_fingerprints
-        print(json.dumps(worker(backend, writer_path, Path(args.file), fingerprints)))
+        thread = not args.no_thread
+        print(json.dumps(worker(backend, writer_path, Path(args.file), fingerprints, thread)))
         return
 
     with tempfile.TemporaryDirectory(prefix="cardsort-bench-") as tmpdir:
@@ -412,6 +432,11 @@ def main() -> None:
                 if args.without_fingerprints:
                     runs["COPY, no fingerprints"] = run_worker(
                         "postgres", "copy", path, tmp, args.pg_url, fingerprints=False
+                    )
+                    _print_done(runs)
+                if args.without_thread:
+                    runs["COPY, no writer thread"] = run_worker(
+                        "postgres", "copy", path, tmp, args.pg_url, thread=False
                     )
                     _print_done(runs)
             if "orm" in writers:

@@ -28,7 +28,7 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from annotation.models import Conversation, Study, Turn
-from annotation.sql import copy_lines, copy_text, next_ids
+from annotation.sql import copy_data, copy_text, next_ids
 
 from .base import BuiltConversation, ImportReport
 
@@ -112,7 +112,13 @@ class Writer:
         elif batch and self.threaded:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(1, thread_name_prefix="import-writer")
-            self._in_flight = (self._pool.submit(self._write_batch, batch), mark)
+            # The COPY text is built here, so the writer thread mostly waits on the server
+            # (Python code in either thread holds the same interpreter lock).
+            try:
+                payload = self._copy_payload(batch)
+            except REFUSED:  # text the database cannot take: the thread finds which record
+                payload = None
+            self._in_flight = (self._pool.submit(self._write_batch, batch, payload), mark)
             return  # wait() applies its outcome and reports its progress
         elif batch:
             self._apply(self._write_batch(batch))
@@ -239,14 +245,18 @@ class Writer:
             self.report.reject(location, reason)
 
     def _write_batch(
-        self, batch: list[BuiltConversation]
+        self, batch: list[BuiltConversation], payload: tuple[bytes, bytes] | None = None
     ) -> tuple[list[BuiltConversation], list[tuple[str, str]]]:
-        """Write a batch in one transaction, or record by record if the database refuses
-        it. Returns (written, [(location, reason) refused]) and leaves the report alone: in
-        the writer thread, the reading thread is adding to it."""
+        """Write a batch in one transaction (its COPY `payload` if built already), or record
+        by record if the database refuses it. Returns (written, [(location, reason)
+        refused]) and leaves the report alone: in the writer thread, the reading thread is
+        adding to it."""
         try:
             with transaction.atomic():
-                self._write(batch)
+                if payload is None:
+                    self._write(batch)
+                else:
+                    self._copy(*payload)
             return batch, []
         except REFUSED:
             return self._write_one_by_one(batch)
@@ -290,6 +300,25 @@ class Writer:
         )
 
     def _write_copy(self, batch: list[BuiltConversation]) -> None:
+        self._copy(*self._copy_payload(batch))
+
+    def _copy(self, conversations: bytes, turns: bytes) -> None:
+        copy_data(
+            Conversation._meta.db_table,
+            "id, study_id, external_id, source_format, source_file, source_line, "
+            "system_prompt, preamble, metadata, n_turns, created_at, fingerprint, import_job_id",
+            conversations,
+        )
+        copy_data(
+            Turn._meta.db_table,
+            'conversation_id, "index", user_text, reply_text, reply_parts, reply_empty, '
+            "reply_missing, metadata",
+            turns,
+        )
+
+    def _copy_payload(self, batch: list[BuiltConversation]) -> tuple[bytes, bytes]:
+        """The batch's rows as COPY text, encoded: (conversations, turns). Takes the ids
+        from the sequence, so the turns can name their conversation."""
         now = timezone.now().isoformat()
         # ids first, so the turns can point at their conversation in the same COPY pass
         ids = next_ids(Conversation._meta.db_table, len(batch))
@@ -335,18 +364,7 @@ class Writer:
                     )
                     + "\n"
                 )
-        copy_lines(
-            Conversation._meta.db_table,
-            "id, study_id, external_id, source_format, source_file, source_line, "
-            "system_prompt, preamble, metadata, n_turns, created_at, fingerprint, import_job_id",
-            conversations,
-        )
-        copy_lines(
-            Turn._meta.db_table,
-            'conversation_id, "index", user_text, reply_text, reply_parts, reply_empty, '
-            "reply_missing, metadata",
-            turns,
-        )
+        return "".join(conversations).encode(), "".join(turns).encode()
 
 
 def _close_connection() -> None:

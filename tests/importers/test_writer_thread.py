@@ -32,13 +32,13 @@ def native(cid: str, text: str) -> dict:
 def writes(monkeypatch):
     """The names of the threads that wrote each batch."""
     names: list[str] = []
-    real = writer_module.Writer._write_copy
+    real = writer_module.Writer._copy
 
-    def spy(self, batch):
+    def spy(self, *payload):
         names.append(threading.current_thread().name)
-        return real(self, batch)
+        return real(self, *payload)
 
-    monkeypatch.setattr(writer_module.Writer, "_write_copy", spy)
+    monkeypatch.setattr(writer_module.Writer, "_copy", spy)
     monkeypatch.setattr(writer_module, "BATCH_SIZE", 2)
     return names
 
@@ -100,16 +100,16 @@ def test_a_batch_refused_in_the_thread_is_retried_record_by_record(transactional
 
 
 def test_an_error_in_the_thread_fails_the_import(transactional_db, files, monkeypatch, writes):
-    real = writer_module.Writer._write_copy
+    real = writer_module.Writer._copy
     calls = []
 
-    def second_fails(self, batch):
+    def second_fails(self, *payload):
         calls.append(1)
         if len(calls) == 2:
             raise RuntimeError("disk full")
-        return real(self, batch)
+        return real(self, *payload)
 
-    monkeypatch.setattr(writer_module.Writer, "_write_copy", second_fails)
+    monkeypatch.setattr(writer_module.Writer, "_copy", second_fails)
     path = files.jsonl("a.jsonl", *(native(f"c{i}", f"q{i}") for i in range(9)))
     with pytest.raises(RuntimeError, match="disk full"):
         import_files(make_study(), [path])
