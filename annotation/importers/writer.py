@@ -14,7 +14,14 @@ fingerprint) index), so nothing grows in memory with the file. They are counted 
 its worker was lost), which count as its own imports.
 
 Every conversation also carries the job that wrote it (`import_job`): until that job is done
-it is invisible (ConversationQuerySet.visible), and a failed job's rows are deleted by it."""
+it is invisible (ConversationQuerySet.visible), and a failed job's rows are deleted by it.
+
+On PostgreSQL (COPY, not a dry run, not inside a transaction) a writer thread with its own
+connection sends batch N while the reading thread reads and builds batch N+1: the server
+works on the other core. Before a batch is checked, the one in flight is waited for, so the
+fingerprint and duplicate checks see every earlier batch in the database; the thread's
+refused rows are retried record by record there and counted by the reading thread; its
+error fails the import (raised at the next flush); progress reports what is written."""
 
 from __future__ import annotations
 
