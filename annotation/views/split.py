@@ -39,7 +39,9 @@ def describe_parts(name: str, ranges: list[tuple[int, int]]) -> list[dict]:
 def split_conversation(request: HttpRequest, study: Study, conversation_id: int) -> HttpResponse:
     """POST before=N (one or more): without confirm=1, the confirmation page naming the turns
     each part gets; with it, the split."""
-    conversation = get_object_or_404(Conversation, pk=conversation_id, study=study)
+    conversation = get_object_or_404(
+        Conversation.objects.visible(), pk=conversation_id, study=study
+    )
     points = request.POST.getlist("before")
     try:
         if why := why_not_split(conversation):
@@ -74,7 +76,9 @@ def split_conversation(request: HttpRequest, study: Study, conversation_id: int)
 
 @lead_post
 def unsplit_conversation(request: HttpRequest, study: Study, conversation_id: int) -> HttpResponse:
-    conversation = get_object_or_404(Conversation, pk=conversation_id, study=study)
+    conversation = get_object_or_404(
+        Conversation.objects.visible(), pk=conversation_id, study=study
+    )
     try:
         n = unsplit(conversation, by=request.user)
     except SplitRefused as exc:

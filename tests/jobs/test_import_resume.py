@@ -217,6 +217,9 @@ def test_the_lead_does_not_see_or_assign_an_unfinished_import(client, study, lea
     client.post(assign, {"group": [group.pk], "how": "count", "count": 1, "seed": 1})
     assert list(group.conversations.all()) == [shown]
 
+    split = reverse("lead_split", args=[study.slug, hidden.pk])
+    assert client.post(split, {"before": ["2"], "confirm": "1"}).status_code == 404
+
     partial = client.get(reverse("job_detail", args=[study.slug, running.pk]))
     assert "Its conversations appear when the import is done." in partial.content.decode()
 
