@@ -95,6 +95,8 @@ class ProposalStatus(models.TextChoices):
 
 
 LABEL_IMPORT = "annotations"  # job.params["what"] of a label import (an IMPORT job)
+# job.params["what"] of the coding filter's dry run over a study (an IMPORT job that reads)
+FILTER_DRY_RUN = "filter_dry_run"
 
 
 class Study(models.Model):
@@ -1222,7 +1224,10 @@ class Job(models.Model):
 
     @property
     def is_conversation_import(self) -> bool:
-        return self.kind == JobKind.IMPORT and self.params.get("what") != LABEL_IMPORT
+        return self.kind == JobKind.IMPORT and self.params.get("what") not in (
+            LABEL_IMPORT,
+            FILTER_DRY_RUN,
+        )
 
     @property
     def resumable(self) -> bool:

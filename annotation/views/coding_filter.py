@@ -22,11 +22,10 @@ from ..intake.coding_filter import (
     rules_for,
     validate_rules,
 )
-from ..models import Job, JobKind, Study
+from ..models import FILTER_DRY_RUN, Job, JobKind, Study
 from ..tasks import reap_lost_jobs, run_filter_dry_run
 from .lead import IMPORT_FORMATS
 
-FILTER_DRY_RUN = "filter_dry_run"  # job.params["what"] of a dry run over the study (an IMPORT job)
 JOBS_SHOWN = 5
 # what each list of the table means, for its column header
 FIELD_LABELS = {

@@ -340,3 +340,19 @@ def test_the_intake_steps_leave_an_unfinished_import_alone(study, half_imported)
     running.finish({})
     draw_sample(study, n=1, seed=1)
     assert Conversation.objects.filter(set_aside="").count() == 1
+
+
+def test_a_lost_filter_dry_run_is_failed_not_resumed_as_an_import(study, settings):
+    """The coding filter's dry run is an IMPORT job that writes nothing and has no files: a
+    lost one is marked failed, never queued again as a conversation import."""
+    from annotation.models import FILTER_DRY_RUN
+
+    job = Job.objects.create(study=study, kind=JobKind.IMPORT, params={"what": FILTER_DRY_RUN})
+    job.start()
+    stale = timezone.now() - timedelta(minutes=10)
+    Job.objects.filter(pk=job.pk).update(heartbeat_at=stale)
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    assert reap_lost_jobs(older_than=60) == 1
+    job.refresh_from_db()
+    assert job.status == JobStatus.FAILED
+    assert "files" not in job.error
