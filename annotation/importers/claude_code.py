@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import Message, Record, RecordError, parse_timestamp
-from .readers import read_jsonl
+from .readers import checked_lines
 
 NAME = "claude-code"
 UNIQUE_IDS = True  # sessionId
@@ -35,36 +35,22 @@ def parse_file(path: str | Path, short: str) -> tuple[Record, list[tuple[int, st
     record = Record(external_id="", messages=[], metadata={})
     last_time: Any = datetime.min
     seen_uuids: set[str] = set()
-    items = read_jsonl(path)
-    try:
-        for item in items:
-            if item.error is not None:
-                errors.append((item.line, item.error))
-                continue
-            problem = _line_problem(item.obj)
-            if problem:
-                errors.append((item.line, problem))
-                continue
-            obj = item.obj
-            if obj["type"] == "summary" and isinstance(obj.get("summary"), str):
-                record.metadata.setdefault("title", obj["summary"])
-            if obj["type"] not in ("user", "assistant"):
-                continue  # bookkeeping: snapshots, queue operations, system lines, ...
-            if obj.get("uuid") in seen_uuids:
-                continue  # a line written twice (resumed sessions copy their history)
-            if obj.get("uuid"):
-                seen_uuids.add(obj["uuid"])
-            stamp = _sort_time(obj.get("timestamp"))
-            if stamp is None:
-                if obj.get("timestamp") is not None:
-                    record.warnings.append(
-                        f"line {item.line}: unreadable timestamp {obj['timestamp']!r}"
-                    )
-                stamp = last_time
-            last_time = stamp
-            lines.append((stamp, item.line, obj))
-    finally:
-        items.close()
+    for number, obj in checked_lines(path, _line_problem, errors):
+        if obj["type"] == "summary" and isinstance(obj.get("summary"), str):
+            record.metadata.setdefault("title", obj["summary"])
+        if obj["type"] not in ("user", "assistant"):
+            continue  # bookkeeping: snapshots, queue operations, system lines, ...
+        if obj.get("uuid") in seen_uuids:
+            continue  # a line written twice (resumed sessions copy their history)
+        if obj.get("uuid"):
+            seen_uuids.add(obj["uuid"])
+        stamp = _sort_time(obj.get("timestamp"))
+        if stamp is None:
+            if obj.get("timestamp") is not None:
+                record.warnings.append(f"line {number}: unreadable timestamp {obj['timestamp']!r}")
+            stamp = last_time
+        last_time = stamp
+        lines.append((stamp, number, obj))
     lines.sort(key=lambda entry: (entry[0], entry[1]))  # by time, then append order
     _fill(record, [obj for _, _, obj in lines], short)
     return record, errors

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import Message, Record
-from .readers import read_jsonl
+from .readers import checked_lines
 
 NAME = "codex-cli"
 UNIQUE_IDS = True  # session_meta.id
@@ -33,20 +33,7 @@ def record_id(obj) -> None:
 
 def parse_file(path: str | Path, short: str) -> tuple[Record, list[tuple[int, str]]]:
     errors: list[tuple[int, str]] = []
-    lines: list[tuple[int, dict]] = []
-    items = read_jsonl(path)
-    try:
-        for item in items:
-            if item.error is not None:
-                errors.append((item.line, item.error))
-                continue
-            problem = _line_problem(item.obj)
-            if problem:
-                errors.append((item.line, problem))
-            else:
-                lines.append((item.line, item.obj))
-    finally:
-        items.close()
+    lines = list(checked_lines(path, _line_problem, errors))
     record = Record(external_id="", messages=[], metadata={})
     if lines and lines[0][1]["type"] != "session_meta":
         record.warnings.append(f"line {lines[0][0]} is not session_meta, as a rollout's should be")

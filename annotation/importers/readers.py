@@ -13,7 +13,7 @@ import codecs
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -182,6 +182,27 @@ def read_jsonl(path: str | Path) -> Iterator[Item]:
                 yield Item(number, None, error=reason, offset=offset)
                 continue
             yield Item(number, None, obj=obj, offset=offset)
+
+
+def checked_lines(
+    path: str | Path, check: Callable[[Any], str | None], errors: list[tuple[int, str]]
+) -> Iterator[tuple[int, Any]]:
+    """The JSON lines of a whole-file format (a session log) as (line number, object), for
+    those `check` finds no problem with; each unreadable or refused line goes to `errors`
+    as (line, reason). The file is closed when the caller stops early too."""
+    items = read_jsonl(path)
+    try:
+        for item in items:
+            if item.error is not None:
+                errors.append((item.line, item.error))
+                continue
+            problem = check(item.obj)
+            if problem:
+                errors.append((item.line, problem))
+                continue
+            yield item.line, item.obj
+    finally:
+        items.close()
 
 
 class _Stop(Exception):

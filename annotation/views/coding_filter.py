@@ -8,7 +8,6 @@ view starts with get_study_for_lead (lead_page): a member who is not a lead gets
 from __future__ import annotations
 
 from django.contrib import messages
-from django.db import transaction
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -24,6 +23,7 @@ from ..intake.coding_filter import (
 )
 from ..models import FILTER_DRY_RUN, Job, JobKind, Study
 from ..tasks import reap_lost_jobs, run_filter_dry_run
+from .jobs import enqueue
 from .lead import IMPORT_FORMATS
 
 JOBS_SHOWN = 5
@@ -124,13 +124,6 @@ def rules_page(request: HttpRequest, study: Study) -> HttpResponse:
 @lead_post
 def dry_run(request: HttpRequest, study: Study) -> HttpResponse:
     """A dry run of the coding filter over the study's conversations: a job that reads only."""
-    with transaction.atomic():
-        job = Job.objects.create(
-            study=study,
-            kind=JobKind.IMPORT,
-            created_by=request.user,
-            params={"what": FILTER_DRY_RUN},
-        )
-        transaction.on_commit(lambda: run_filter_dry_run.delay(job.pk))
+    enqueue(request, study, JobKind.IMPORT, {"what": FILTER_DRY_RUN}, run_filter_dry_run)
     messages.success(request, "Dry run of the coding filter over the study's conversations queued.")
     return redirect("lead_filter", study.slug)

@@ -129,7 +129,7 @@ def start_agreement(request: HttpRequest, study: Study) -> HttpResponse:
         messages.error(request, f"Agreement not started: {form_errors(form)}")
         return _panel_response(request, study, http=422)
     params = {"round": form.cleaned_data["round"], "seed": 0, "n_boot": 1000}
-    _enqueue(request, study, JobKind.AGREEMENT, params, run_agreement)
+    enqueue(request, study, JobKind.AGREEMENT, params, run_agreement)
     return _panel_response(request, study)
 
 
@@ -145,11 +145,12 @@ def start_export(request: HttpRequest, study: Study) -> HttpResponse:
         "with_text": form.cleaned_data["with_text"],
     }
     params["round"] = None if params["raw"] else 1
-    _enqueue(request, study, JobKind.EXPORT, params, run_export)
+    enqueue(request, study, JobKind.EXPORT, params, run_export)
     return _panel_response(request, study)
 
 
-def _enqueue(request: HttpRequest, study: Study, kind: str, params: dict, task) -> Job:
+def enqueue(request: HttpRequest, study: Study, kind: str, params: dict, task) -> Job:
+    """A job of `kind` for the study, queued on `task` once the transaction commits."""
     with transaction.atomic():
         job = Job.objects.create(study=study, kind=kind, params=params, created_by=request.user)
         transaction.on_commit(lambda: task.delay(job.pk))

@@ -8,15 +8,15 @@ back as a message naming what and why, with nothing changed."""
 from __future__ import annotations
 
 from django.contrib import messages
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from ..access import lead_post
 from ..intake.llm import off_reason
 from ..intake.splitting import SplitRefused, part_id, part_ranges, split, unsplit, why_not_split
-from ..models import Conversation, Job, JobKind, SplitProposal, Study
+from ..models import Conversation, JobKind, SplitProposal, Study
 from ..tasks import run_split_proposals
+from .jobs import enqueue
 
 # conversations one request may send to the LLM job (a page of the browser holds 50)
 MAX_ASKED = 1000
@@ -134,14 +134,7 @@ def ask_llm(request: HttpRequest, study: Study) -> HttpResponse:
     if len(chosen) > MAX_ASKED:
         messages.error(request, f"At most {MAX_ASKED} conversations a job; {len(chosen)} chosen.")
         return back
-    with transaction.atomic():
-        job = Job.objects.create(
-            study=study,
-            kind=JobKind.SPLIT,
-            created_by=request.user,
-            params={"conversations": chosen},
-        )
-        transaction.on_commit(lambda: run_split_proposals.delay(job.pk))
+    job = enqueue(request, study, JobKind.SPLIT, {"conversations": chosen}, run_split_proposals)
     messages.success(
         request,
         f"Asking the LLM for split points of {len(chosen)} conversation"
