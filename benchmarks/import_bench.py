@@ -46,9 +46,21 @@ Issue 10 point 5 (the aim: at most 2x the floor), measured with the fingerprint 
   more batch). At 20,000: 6.6 s against 3.8 s, 1.74x (without the thread 2.16x).
 At 1,000,000 (the same code, a quiet machine, autovacuum off as on this machine): 760.1 s
 against the floor's 244.3 s, 3.11x; RSS 125 / 153 / 156 MB at 10 / 50 / 100% (peak sampled
-158 MB). So the ratio grows with the table: not found yet why (suspects: the per-batch
-fingerprint lookup planned on stale statistics with autovacuum off, the fingerprint index
-outgrowing shared_buffers of 128 MB). The 2x aim holds to 100,000, not at 1,000,000.
+158 MB). The per-batch lookups were planned on a table never analysed (reltuples -1): on
+the study_id index, so each read every row of the study (EXPLAIN at 1M rows: 1.09 s for
+the fingerprints, 0.92 s for the ids, a batch; after ANALYZE 13 ms and 10 ms, on their own
+indexes). The writer now runs ANALYZE before its first lookup and at every doubling
+(tests/importers/test_lookup_plans.py): 1,000,000 in 710.7 s on a quiet machine (1,407
+conv/s, RSS 127 / 155 / 127 MB), 2.91x the last quiet floor (this run's floor, 705 s, was
+taken while four test suites ran beside it and is not a floor). py-spy on that run: the
+Python process at 100% of a core (orjson's parse 18%, COPY escaping 10%, the WildChat turn
+rule and timestamps 14%, the depth and NUL checks 9%, fingerprints 3%) and PostgreSQL at
+about 67% of the other: the reading side is the limit. 2x would take about 2,050 conv/s,
+so the Python side would have to drop by a third, with PostgreSQL's ~244 s of work on the
+same two cores: not found. Not explained either: the 100,000 run above read 2,740 conv/s
+with the same code, twice this rate, on the same kind of machine in an earlier session; a
+100,000 and a 1,000,000 run on one quiet machine, one after the other, would tell whether
+the rate falls with the table or the machines differ.
 What is left at 100,000: the database's own work (the COPY into the batch's transactions, commit per
 batch) is about the floor itself and now overlaps the reading; the reading thread waits
 for the writer thread about a quarter of the time. The ratio depends on a free second core:
