@@ -14,6 +14,7 @@ from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_POST
 
 from .models import Annotation, CardState, CardStatus, Group, Job, Kind, Role, Study, Turn
+from .opensort.reading import blind_reason
 
 # Why a member may not open a page (a 403 that says so: templates/403.html). Someone who is
 # not a member gets the 404 of a study that does not exist instead: nothing is revealed.
@@ -23,6 +24,9 @@ LEADS_AND_MODERATORS_ONLY = (
 )
 LEADS_AND_EXPERTS_ONLY = (
     "Leads and experts only: the study's leads and expert members decide proposals."
+)
+BOARD_LEADS_AND_EXPERTS_ONLY = (
+    "Leads and experts only: the study's leads and expert members consolidate the open sort."
 )
 STILL_IN_ROUND_1 = (
     "This card is still in round 1: its discussion opens once every annotator of your group "
@@ -308,3 +312,19 @@ def lead_page(view):
 def lead_post(view):
     """A lead's POST-only view (405 for other methods, checked before the study)."""
     return lead_page(require_POST(view))
+
+
+# -- the open sort's consolidation board (annotation/opensort)
+
+
+def get_study_for_board(user, slug: str) -> Study:
+    """The study for one of its leads or experts who may see the consolidation board: a 403
+    for another member, and a 403 with the reason for whoever still has open-sort cards of
+    their own to tag, whatever their role (the board shows everyone's tags on the cards)."""
+    study, role = get_study_for_user(user, slug)
+    if not is_expert(study, user, role):
+        raise PermissionDenied(BOARD_LEADS_AND_EXPERTS_ONLY)
+    reason = blind_reason(study, user)
+    if reason:
+        raise PermissionDenied(reason)
+    return study
