@@ -13,7 +13,18 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_POST
 
-from .models import Annotation, CardState, CardStatus, Group, Job, Kind, Role, Study, Turn
+from .models import (
+    Annotation,
+    CardState,
+    CardStatus,
+    Group,
+    Job,
+    Kind,
+    Role,
+    Study,
+    TagSet,
+    Turn,
+)
 from .opensort.reading import blind_reason
 
 # Why a member may not open a page (a 403 that says so: templates/403.html). Someone who is
@@ -324,7 +335,28 @@ def get_study_for_board(user, slug: str) -> Study:
     study, role = get_study_for_user(user, slug)
     if not is_expert(study, user, role):
         raise PermissionDenied(BOARD_LEADS_AND_EXPERTS_ONLY)
-    reason = blind_reason(study, user)
+    reason = blind_reason(study, user) or _open_sort_tags_hidden_reason(study, user)
     if reason:
         raise PermissionDenied(reason)
     return study
+
+
+def _open_sort_tags_hidden_reason(study: Study, user) -> str:
+    """After the freeze, the board still shows others' open-sort tags on the cards: someone
+    who never tagged a card and labels it now, in round 1, waits until they have."""
+    mine = TagSet.objects.filter(annotator=user).values("turn_id")
+    n = (
+        TagSet.objects.filter(turn_id__in=round1_hidden_from(user, study))
+        .exclude(annotator=user)
+        .exclude(turn_id__in=mine)
+        .values("turn_id")
+        .distinct()
+        .count()
+    )
+    if not n:
+        return ""
+    return (
+        f"You label {n} card{'s' if n != 1 else ''} still in round 1 on which others' open-sort "
+        "tags are on the board. It opens for you once you have labelled "
+        f"{'them' if n != 1 else 'it'}: your labels stay your own judgment."
+    )

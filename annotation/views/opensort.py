@@ -9,16 +9,18 @@ import re
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from ..access import LEADS_ONLY, get_study_for_board, round1_hidden_from
-from ..models import BoardType, FreeTag, Role, Study, Turn
+from ..models import BoardType, FreeTag, Job, JobKind, Role, Study, Turn
 from ..opensort import board as ops
 from ..opensort import reading
 from ..opensort.board import BoardConflict, BoardError
 from ..opensort.freeze import FreezeRefused, freeze, plan
+from ..tasks import run_agreement
 
 TYPE_FIELDS = ("name", "category", "definition", "example")
 
@@ -122,12 +124,27 @@ def freeze_page(request: HttpRequest, slug: str) -> HttpResponse:
         except FreezeRefused as e:
             ctx = {"study": study, "plan": plan(study), "error": str(e)}
             return render(request, "annotation/opensort/freeze.html", ctx, status=409)
+        job = _start_agreement(study, request.user)
         messages.success(
             request,
-            f"Frozen into {result.version}: {result.annotations} tag sets became round-1 labels.",
+            f"Frozen into {result.version}: {result.annotations} tag sets became round-1 labels. "
+            f"The agreement on the consolidated types is being computed (job {job.pk}).",
         )
         return redirect("provenance", slug=study.slug)
     return render(request, "annotation/opensort/freeze.html", {"study": study, "plan": plan(study)})
+
+
+def _start_agreement(study: Study, user) -> Job:
+    """The round-1 agreement on the frozen types, in the background like any agreement job."""
+    with transaction.atomic():
+        job = Job.objects.create(
+            study=study,
+            kind=JobKind.AGREEMENT,
+            params={"round": 1, "seed": 0, "n_boot": 1000},
+            created_by=user,
+        )
+        transaction.on_commit(lambda: run_agreement.delay(job.pk))
+    return job
 
 
 @login_required

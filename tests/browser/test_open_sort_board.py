@@ -7,12 +7,11 @@ lists its source tags. Every key the board names is pressed here."""
 from __future__ import annotations
 
 import pytest
-from django.utils import timezone
 from sklearn.metrics import cohen_kappa_score
 
-from annotation.agreement.data import compute_study_report
 from annotation.agreement.render import fmt
-from annotation.models import Annotation, BoardType, FreeTag, Job, JobKind, JobStatus, Study
+from annotation.models import Annotation, BoardType, FreeTag, Job, JobStatus
+from annotation.tasks import run_agreement
 from tests.browser.a11y import assert_no_serious_violations
 from tests.browser.pages import htmx_ready, log_in
 from tests.browser.test_key_hints import hints
@@ -36,6 +35,14 @@ def world(study):
     w = make_open_sort(study)
     tag_six_cards(w)
     return w
+
+
+@pytest.fixture
+def queued(monkeypatch) -> list[int]:
+    """The agreement job the freeze starts: the test runs it (no worker here)."""
+    jobs: list[int] = []
+    monkeypatch.setattr(run_agreement, "delay", jobs.append)
+    return jobs
 
 
 @pytest.fixture
@@ -88,7 +95,7 @@ def test_the_board_shows_exactly_the_hints_tested_here(lead_page):
 
 
 def test_the_lead_consolidates_by_mouse_and_keyboard_freezes_and_reports(
-    lead_page, live_server, study, world
+    lead_page, live_server, study, world, queued
 ):
     page = lead_page
     create_type(page, "Ambiguous ask", "Intent")
@@ -163,16 +170,12 @@ def test_the_lead_consolidates_by_mouse_and_keyboard_freezes_and_reports(
         ["ignored rule", "alice"],
     ]
 
-    # the report: the experts' kappa on the consolidated types (scikit-learn's on their labels)
-    fresh = Study.objects.get(pk=study.pk)
-    result = compute_study_report(fresh, n_boot=50)
-    Job.objects.create(
-        study=fresh,
-        kind=JobKind.AGREEMENT,
-        status=JobStatus.DONE,
-        result=result,
-        finished_at=timezone.now(),
-    )
+    # the report: the agreement job the freeze started (run here, as a worker would) gives
+    # the experts' kappa on the consolidated types, scikit-learn's on their labels
+    assert len(queued) == 1
+    run_agreement.apply(args=[queued[0]])
+    job = Job.objects.get(pk=queued[0])
+    assert job.status == JobStatus.DONE, job.error
     alice, bob = world["experts"]
     sets = {
         who: [
@@ -181,7 +184,7 @@ def test_the_lead_consolidates_by_mouse_and_keyboard_freezes_and_reports(
         ]
         for who in (alice, bob)
     }
-    kappa = result["axes"]["type"]["report"]["groups"]["experts"]["cohen_kappa"]
+    kappa = job.result["axes"]["type"]["report"]["groups"]["experts"]["cohen_kappa"]
     assert abs(kappa - cohen_kappa_score(sets[alice], sets[bob])) < 1e-9
     page.goto(f"{live_server.url}/s/s1/report/")
     assert fmt(kappa) in page.locator(".kappa-groups").inner_text()
