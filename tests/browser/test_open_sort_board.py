@@ -25,8 +25,9 @@ BOARD_HINTS = {
     "kbd:y",
     "title:Redo (y)",
     "text:Keys: on a focused tag, m move it to a type, r rename it, g merge it into another "
-    "tag; anywhere outside a text box, u undo, y redo. Or drag a tag onto a type, onto “Tags "
-    "without a type”, or onto another tag to merge. Every change is saved at once.",
+    "tag; anywhere outside a text box, u undo, y redo. Or drag a tag onto a type (or one of the "
+    "types in the bar that stays at the top), onto “Tags without a type”, or onto another tag "
+    "to merge. Every change is saved at once.",
 }
 
 
@@ -78,7 +79,7 @@ def tag_el(page, name: str):
 
 def drag(source, target) -> None:
     """Drag by the tag's name (its top left corner), not by one of its form fields."""
-    source.drag_to(target, source_position={"x": 12, "y": 10}, target_position={"x": 20, "y": 10})
+    source.drag_to(target, source_position={"x": 12, "y": 10}, target_position={"x": 8, "y": 6})
 
 
 def create_type(page, name: str, category: str) -> None:
@@ -109,7 +110,7 @@ def test_the_lead_consolidates_by_mouse_and_keyboard_freezes_and_reports(
     drag(tag_el(page, "vague ask"), tag_el(page, "unclear request"))
     saved(page, "Merged 'vague ask' into 'unclear request'")
     assert tag("vague ask").merged_into == tag("unclear request")
-    drag(tag_el(page, "unclear request"), page.locator(f"#type-{ambiguous.pk}"))
+    drag(tag_el(page, "unclear request"), page.locator(f"#drop-type-{ambiguous.pk}"))
     saved(page, "Put 'unclear request' under type 'Ambiguous ask'")
     assert tag("unclear request").board_type == ambiguous
 
