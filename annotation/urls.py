@@ -15,6 +15,7 @@ from .views import (
     jobs,
     lead,
     nav,
+    opensort,
     proposals,
     report,
     sample,
@@ -76,6 +77,11 @@ lead_pages = [
     path("split-check/", splitcheck.split_check, name="lead_split_check"),
     path("sample/", sample.sample_page, name="lead_sample"),
     path("sample/methods.txt", sample.methods_download, name="lead_sample_methods"),
+    # the open sort's consolidation board: leads and experts (views/opensort.py checks)
+    path("board/", opensort.board, name="board"),
+    path("board/do/", opensort.board_do, name="board_do"),
+    path("board/freeze/", opensort.freeze_page, name="board_freeze"),
+    path("board/types/", opensort.provenance, name="provenance"),
 ]
 
 # /s/<slug>/jobs/...: the lead's agreement and export jobs
