@@ -15,6 +15,7 @@ from .views import (
     jobs,
     lead,
     nav,
+    opensort_analytics,
     proposals,
     report,
     sample,
@@ -76,6 +77,13 @@ lead_pages = [
     path("split-check/", splitcheck.split_check, name="lead_split_check"),
     path("sample/", sample.sample_page, name="lead_sample"),
     path("sample/methods.txt", sample.methods_download, name="lead_sample_methods"),
+    # the consolidation board's analytics, for its leads and experts (issue 11)
+    path("board/analytics/", opensort_analytics.board_analytics, name="board_analytics"),
+    path(
+        "board/analytics/<str:matrix>.csv",
+        opensort_analytics.board_analytics_csv,
+        name="board_analytics_csv",
+    ),
 ]
 
 # /s/<slug>/jobs/...: the lead's agreement and export jobs
