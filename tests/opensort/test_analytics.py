@@ -22,6 +22,7 @@ from scipy.spatial.distance import squareform
 from annotation.models import FreeTag, Group, Kind, Phase, Role, TagSet
 from annotation.opensort.access import may_see_board, open_sort_cards_left
 from annotation.opensort.analytics import (
+    MAX_SHOWN_CARDS,
     Similarity,
     analyse,
     board_from_rows,
@@ -160,6 +161,26 @@ def test_two_tags_of_one_name_are_told_apart_by_their_authors():
     board = board_from_rows(tag_rows, [(100, 1), (100, 2)], [(100, 1, 1), (100, 2, 2)],
                             {100: "c1#1"}, {})  # fmt: skip
     assert sorted(board.tag_labels()) == ["vague (alice)", "vague (bob)"]
+
+
+def test_a_big_study_shows_the_top_of_the_matrix_and_the_csv_holds_every_card():
+    # 90 cards, two experts: both put cards 2k and 2k+1 under tag k, of type k (45 types)
+    n = 90
+    tag_rows = [(t, f"tag{t}", "alice", None, t + 1) for t in range(45)]
+    sets = [(c, a) for c in range(n) for a in (1, 2)]
+    uses = [(c, a, c // 2) for c, a in sets]
+    board = board_from_rows(tag_rows, sets, uses, {c: f"c{c}#1" for c in range(n)}, {})
+    result = analyse(board)
+    table = result.sim_table()
+    assert table["cut"] and len(table["labels"]) == MAX_SHOWN_CARDS == len(table["rows"])
+    # similar cards side by side: each card sits next to its twin in dendrogram order
+    order = result.order
+    for k in range(0, n, 2):
+        assert abs(order.index(k) - order.index(k + 1)) == 1
+    assert result.sim_pairs(limit=3)[0][2:] == (2, 2)  # two experts of two
+    rows = list(csv.reader(io.StringIO(result.similarity_csv("count"))))
+    assert len(rows) == n + 1 and all(len(r) == n + 1 for r in rows)
+    assert result.cooc_table(limit=5)["cut"] and len(result.cooc_table(limit=5)["labels"]) == 5
 
 
 # -- clustering and the dendrogram ---------------------------------------------------------
@@ -362,9 +383,9 @@ def test_the_csv_downloads_hold_every_card_and_neutralise_tag_names(client, open
                     ["c2#1", "0", "0", "0", "0"]]  # fmt: skip
     rows = list(csv.reader(io.StringIO(share.content.decode())))
     # no expert sorted both c1#1 and c2#1: no share
-    assert rows[1] == ["c1#1", "1", "0.5", "0.5", ""]
-    assert rows[2] == ["c1#2", "0.5", "0.5", "0", ""]
-    assert rows[4] == ["c2#1", "", "", "", "0"]
+    assert rows[1] == ["c1#1", "1.0", "0.5", "0.5", ""]
+    assert rows[2] == ["c1#2", "0.5", "0.5", "0.0", ""]
+    assert rows[4] == ["c2#1", "", "", "", "0.0"]
 
 
 @pytest.mark.django_db
