@@ -22,10 +22,8 @@ from .models import (
     Kind,
     Role,
     Study,
-    TagSet,
     Turn,
 )
-from .opensort.reading import blind_reason
 
 # Why a member may not open a page (a 403 that says so: templates/403.html). Someone who is
 # not a member gets the 404 of a study that does not exist instead: nothing is revealed.
@@ -35,9 +33,6 @@ LEADS_AND_MODERATORS_ONLY = (
 )
 LEADS_AND_EXPERTS_ONLY = (
     "Leads and experts only: the study's leads and expert members decide proposals."
-)
-BOARD_LEADS_AND_EXPERTS_ONLY = (
-    "Leads and experts only: the study's leads and expert members consolidate the open sort."
 )
 STILL_IN_ROUND_1 = (
     "This card is still in round 1: its discussion opens once every annotator of your group "
@@ -323,40 +318,3 @@ def lead_page(view):
 def lead_post(view):
     """A lead's POST-only view (405 for other methods, checked before the study)."""
     return lead_page(require_POST(view))
-
-
-# -- the open sort's consolidation board (annotation/opensort)
-
-
-def get_study_for_board(user, slug: str) -> Study:
-    """The study for one of its leads or experts who may see the consolidation board: a 403
-    for another member, and a 403 with the reason for whoever still has open-sort cards of
-    their own to tag, whatever their role (the board shows everyone's tags on the cards)."""
-    study, role = get_study_for_user(user, slug)
-    if not is_expert(study, user, role):
-        raise PermissionDenied(BOARD_LEADS_AND_EXPERTS_ONLY)
-    reason = blind_reason(study, user) or _open_sort_tags_hidden_reason(study, user)
-    if reason:
-        raise PermissionDenied(reason)
-    return study
-
-
-def _open_sort_tags_hidden_reason(study: Study, user) -> str:
-    """After the freeze, the board still shows others' open-sort tags on the cards: someone
-    who never tagged a card and labels it now, in round 1, waits until they have."""
-    mine = TagSet.objects.filter(annotator=user).values("turn_id")
-    n = (
-        TagSet.objects.filter(turn_id__in=round1_hidden_from(user, study))
-        .exclude(annotator=user)
-        .exclude(turn_id__in=mine)
-        .values("turn_id")
-        .distinct()
-        .count()
-    )
-    if not n:
-        return ""
-    return (
-        f"You label {n} card{'s' if n != 1 else ''} still in round 1 on which others' open-sort "
-        "tags are on the board. It opens for you once you have labelled "
-        f"{'them' if n != 1 else 'it'}: your labels stay your own judgment."
-    )

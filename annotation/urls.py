@@ -16,6 +16,7 @@ from .views import (
     lead,
     nav,
     opensort,
+    opensort_analytics,
     proposals,
     report,
     sample,
@@ -82,6 +83,13 @@ lead_pages = [
     path("board/do/", opensort.board_do, name="board_do"),
     path("board/freeze/", opensort.freeze_page, name="board_freeze"),
     path("board/types/", opensort.provenance, name="provenance"),
+    # the consolidation board's analytics, for its leads and experts (issue 11)
+    path("board/analytics/", opensort_analytics.board_analytics, name="board_analytics"),
+    path(
+        "board/analytics/<str:matrix>.csv",
+        opensort_analytics.board_analytics_csv,
+        name="board_analytics_csv",
+    ),
 ]
 
 # /s/<slug>/jobs/...: the lead's agreement and export jobs

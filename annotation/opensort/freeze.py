@@ -28,7 +28,8 @@ from ..models import (
     Study,
     TagSet,
 )
-from .reading import FREEZE, cards_left_to_tag, frozen_event, tag_type_map, used_untyped
+from .access import open_sort_cards_left
+from .reading import FREEZE, frozen_event, tag_type_map, used_untyped
 
 NO_CATEGORY = "Uncategorised"
 AXIS_CODE = "type"
@@ -103,7 +104,7 @@ def plan(study: Study) -> FreezePlan:
     )
     for group in groups:
         for user in group.annotators.order_by("username"):
-            left = cards_left_to_tag(study, user)
+            left = open_sort_cards_left(study, user)
             if left and (user.username, left) not in result.untagged:
                 result.untagged.append((user.username, left))
     result.refusal = _refusal(study, result)

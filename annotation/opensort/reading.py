@@ -1,6 +1,6 @@
 """What the consolidation board shows, and to whom: every free tag of the study (the tag its
 merge chain ends at) with its uses (cards), authors and example cards, the types with their
-tags, the history, and the blind rule (annotation/access.py asks blind_reason). The operations
+tags, the history, and the blind rule lives in annotation/opensort/access.py. The operations
 that change the board are in board.py."""
 
 from __future__ import annotations
@@ -9,43 +9,12 @@ from dataclasses import dataclass, field
 
 from django.db.models import Max
 
-from ..models import BoardEvent, BoardType, FreeTag, Group, Study, TagSet, Turn
+from ..models import BoardEvent, BoardType, FreeTag, Study, TagSet, Turn
 
 FREEZE = "freeze"  # the action of the BoardEvent a freeze records
 EXAMPLES = 3  # example cards per tag on the board
 
 # -- who may see the board -------------------------------------------------------------------
-
-
-def cards_left_to_tag(study: Study, user) -> int:
-    """How many cards `user` still has to tag in the study's open sort: the turns of the
-    conversations of the open-sorting groups they annotate with no TagSet of theirs. While
-    any is left the board is closed to them (it shows others' tags on cards), whatever their
-    role: their tags stay their own judgment."""
-    groups = [g for g in Group.objects.filter(study=study, annotators=user).select_related("study")]
-    n = 0
-    for group in groups:
-        if not group.open_sorting:
-            continue
-        turns = Turn.objects.filter(conversation__assignments__group=group).visible()
-        tagged = TagSet.objects.filter(group=group, annotator=user).values("turn_id")
-        n += turns.exclude(pk__in=tagged).count()
-    return n
-
-
-def blind_reason(study: Study, user) -> str:
-    """Why `user` may not see the board ("" when they may)."""
-    n = cards_left_to_tag(study, user)
-    if not n:
-        return ""
-    return (
-        f"You still have {n} card{'s' if n != 1 else ''} to tag in the open sort. The board "
-        "shows everyone's tags on the cards, so it opens for you once you have tagged all of "
-        "yours: your tags stay your own judgment."
-    )
-
-
-# -- reading the board -----------------------------------------------------------------------
 
 
 def root_of(tag_id: int, parent: dict[int, int | None]) -> int:

@@ -1,6 +1,6 @@
 """The open sort's consolidation board (leads and experts), its freeze (leads) and the
 provenance of the frozen types. The work is in annotation/opensort; these views check access
-(access.get_study_for_board: the blind rule), call it and render."""
+(opensort/access.get_study_for_board: the blind rule), call it and render."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from ..access import LEADS_ONLY, get_study_for_board, round1_hidden_from
+from ..access import LEADS_ONLY, round1_hidden_from
 from ..models import BoardType, FreeTag, Job, JobKind, Role, Study, Turn
 from ..opensort import board as ops
 from ..opensort import reading
+from ..opensort.access import get_study_for_board
 from ..opensort.board import BoardConflict, BoardError
 from ..opensort.freeze import FreezeRefused, freeze, plan
 from ..tasks import run_agreement

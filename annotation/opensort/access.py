@@ -1,0 +1,91 @@
+"""Who may open the consolidation board and its analytics: the one rule the board page, its
+partials, its analytics and their CSV downloads share.
+
+The board shows every expert's free tags on every card. Round 1 stays blind in an open sort
+too: whoever still has cards of their own to tag in an open-sorting group (an annotator of
+the group without a TagSet on one of its cards) must not see anyone else's tags before giving
+theirs, whatever other role they hold, lead included. Apart from that, the board is for the
+study's leads and its experts (annotation/access.is_expert)."""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+from django.db.models import Exists, OuterRef, Q
+
+from ..access import get_study_for_user, is_expert, round1_hidden_from
+from ..models import Group, Phase, Study, TagSet, Turn
+
+LEADS_AND_EXPERTS_ONLY = (
+    "Leads and experts only: the study's leads and expert members consolidate the open sort."
+)
+
+
+def open_sort_cards_left(study: Study, user) -> int:
+    """How many cards `user` still has to tag in the open-sorting groups of `study` they
+    annotate: cards of the group's conversations with no TagSet of theirs (one query)."""
+    if not getattr(user, "is_authenticated", False):
+        return 0
+    # a group with no phase of its own follows the study's
+    open_sorting = Q(phase=Phase.OPEN_SORT)
+    if study.phase == Phase.OPEN_SORT:
+        open_sorting |= Q(phase="")
+    groups = Group.objects.filter(open_sorting, study=study, annotators=user)
+    tagged = TagSet.objects.filter(turn=OuterRef("pk"), annotator=user, group__in=groups)
+    return (
+        Turn.objects.visible()
+        .filter(conversation__study=study, conversation__assignments__group__in=groups)
+        .exclude(Exists(tagged))
+        .values("pk")
+        .distinct()
+        .count()
+    )
+
+
+def may_see_board(study: Study, user) -> tuple[bool, str]:
+    """Whether `user` may see the board of `study` (its tags, their counts and authors, its
+    analytics), and if not, why: the reason a 403 page shows. Leads and experts only, and
+    none of them while they have open-sort cards of their own left to tag."""
+    role = study.role_of(user)
+    if not is_expert(study, user, role):
+        return False, LEADS_AND_EXPERTS_ONLY
+    left = open_sort_cards_left(study, user)
+    if left:
+        cards = f"{left} card{'s' if left != 1 else ''}"
+        return False, (
+            f"You still have {cards} to tag in the open sort. The board shows everyone's tags "
+            "on the cards, so it opens for you once you have tagged all of yours: your tags "
+            "stay your own judgment."
+        )
+    reason = _tags_hidden_after_freeze(study, user)
+    return not reason, reason
+
+
+def _tags_hidden_after_freeze(study: Study, user) -> str:
+    """After the freeze the board still shows others' open-sort tags on the cards: whoever
+    labels such a card in round 1 without having tagged it waits until they have labelled it."""
+    mine = TagSet.objects.filter(annotator=user).values("turn_id")
+    n = (
+        TagSet.objects.filter(turn_id__in=round1_hidden_from(user, study))
+        .exclude(annotator=user)
+        .exclude(turn_id__in=mine)
+        .values("turn_id")
+        .distinct()
+        .count()
+    )
+    if not n:
+        return ""
+    return (
+        f"You label {n} card{'s' if n != 1 else ''} still in round 1 on which others' open-sort "
+        "tags are on the board. It opens for you once you have labelled "
+        f"{'them' if n != 1 else 'it'}: your labels stay your own judgment."
+    )
+
+
+def get_study_for_board(user, slug: str) -> Study:
+    """The study, for a view of its board: 404 for a non-member (nothing is revealed), a 403
+    with may_see_board's reason for a member who may not see it."""
+    study, _role = get_study_for_user(user, slug)
+    allowed, reason = may_see_board(study, user)
+    if not allowed:
+        raise PermissionDenied(reason)
+    return study
