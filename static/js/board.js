@@ -96,6 +96,8 @@
   // -- focus across swaps ---------------------------------------------------------------------
   var lastTag = null;
   document.addEventListener("htmx:beforeRequest", function (e) {
+    // only the board's own requests: the analytics' loading must not forget the tag
+    if (!e.detail.target || e.detail.target.id !== "board") return;
     var tag = tagOf(document.activeElement) || tagOf(e.target);
     lastTag = tag ? tag.dataset.tag : null;
   });
