@@ -172,7 +172,10 @@ def card(request: Request, slug: str, turn_id: int) -> Response:
         200: AnnotationOutputSerializer,
         400: OpenApiResponse(description="Invalid labels (the unknown code is named) or round"),
         404: NOT_FOUND,
-        409: OpenApiResponse(description="The round is closed for this card, or not open yet"),
+        409: OpenApiResponse(
+            description="The round is closed for this card, or not open yet, or its group "
+            "is in the open sort (free tags, not labels)"
+        ),
     },
 )
 @api_view(["PUT"])
@@ -181,6 +184,9 @@ def annotate(request: Request, slug: str, turn_id: int) -> Response:
     `labels: []` means "no smell"."""
     study, _ = get_study_for_user(request.user, slug)
     turn, group = get_card_for_annotator(request.user, study, turn_id)
+    if group.open_sorting:
+        # labels would end the open sort's blind first judgment: tags become labels at the freeze
+        return _conflict(OPEN_SORT_NO_LABELS.format(group=group.name))
     serializer = AnnotationInputSerializer(
         data=request.data, context={"taxonomy_version": study.taxonomy_version}
     )
@@ -214,6 +220,12 @@ def annotate(request: Request, slug: str, turn_id: int) -> Response:
     except RoundClosed as e:
         return _conflict(str(e))
     return Response(AnnotationOutputSerializer(annotation).data)
+
+
+OPEN_SORT_NO_LABELS = (
+    "Group {group} is in the open sort: its cards take free tags on the card page, and "
+    "become round-1 labels at the freeze of the consolidated taxonomy."
+)
 
 
 def _conflict(message: str) -> Response:

@@ -1,0 +1,1 @@
+"""The open card sort: free tags on cards, their consolidation into types, the freeze."""
