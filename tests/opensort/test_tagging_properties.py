@@ -22,12 +22,13 @@ from tests.opensort.helpers import cards_of, open_sort_group, post_tags
 
 pytestmark = pytest.mark.django_db
 
-NAMES = ["vague goal", "Vague  Goal", "no tests", "scope creep", "x"]
+NAMES = ["vague goal", "Vague  Goal", "no tests", "x"]
 
 step = st.tuples(
     st.sampled_from([0, 1]),  # who
     st.sampled_from([0, 1]),  # which card
-    st.sampled_from(["add", "remove", "no_smell", "submit"]),
+    # adds and submits twice as often: sets worth comparing
+    st.sampled_from(["add", "add", "remove", "no_smell", "submit", "submit"]),
     st.sampled_from(NAMES),
 )
 
@@ -37,7 +38,7 @@ class _Rollback(Exception):
 
 
 @settings(
-    max_examples=30,
+    max_examples=40,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
