@@ -7,10 +7,17 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.models import FreeTag, TagSet
+from annotation.models import CardSkip, FreeTag, TagSet
 from tests.browser.a11y import assert_no_serious_violations, focused, tab_through
-from tests.browser.pages import card_id, log_in, open_card, submit_with_enter, wait_for_card
-from tests.browser.test_key_hints import hints
+from tests.browser.pages import (
+    card_id,
+    htmx_ready,
+    log_in,
+    open_card,
+    submit_with_enter,
+    wait_for_card,
+)
+from tests.browser.test_key_hints import hints, with_tool_parts
 from tests.opensort.helpers import cards_of, open_sort_group
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -28,7 +35,7 @@ OPEN_SORT_HINTS = {
     "in an empty box Enter submits), Backspace in the empty box removes the last tag, Escape "
     "leaves the box, 0 no smell, Enter submit, Ctrl+Enter in a text box, p/n previous/next, c "
     "earlier turns (again: hide them), t tool calls, d code diff, s skip, f flag for later.",
-    # skip and flag for later: the same box as on the closed-sort card (test_skip_flag.py)
+    # skip and flag for later: the same box as on the closed-sort card (tested below too)
     "kbd:s",
     "title:Skip this card (s)",
     "kbd:f",
@@ -310,3 +317,33 @@ def test_a_refused_submit_keeps_the_tags_on_the_panel(live_server, alice_page, s
     alice_page.wait_for_selector("#card .errorlist")
     assert "Add at least one tag" in alice_page.locator("#card .errorlist").inner_text()
     assert card_id(alice_page) == six[0].pk
+
+
+def test_c_d_and_t_show_the_turn_on_the_open_sort_card_as_on_any_card(live_server, alice_page, six):
+    open_card(alice_page, live_server.url, with_tool_parts(six[2]))
+    alice_page.keyboard.press("c")
+    alice_page.wait_for_selector("#context .context-turn")
+    assert "function number 1" in alice_page.inner_text("#context")
+    alice_page.keyboard.press("d")
+    alice_page.wait_for_selector("#diff-panel .diff-block")
+    alice_page.keyboard.press("t")
+    assert alice_page.eval_on_selector_all(
+        "section.turn details.part", "els => els.every(e => e.open)"
+    )
+    assert chips(alice_page) == []  # none of those keys touched the tags
+
+
+def test_s_skips_and_f_flags_an_open_sort_card(live_server, alice_page, alice, six):
+    open_card(alice_page, live_server.url, six[0])
+    alice_page.keyboard.press("s")
+    wait_for_card(alice_page, six[1])
+    alice_page.keyboard.press("f")
+    alice_page.keyboard.type("what would this be?")
+    htmx_ready(alice_page, "#flag-box form")
+    alice_page.keyboard.press("Control+Enter")
+    wait_for_card(alice_page, six[2])
+    assert sorted(CardSkip.objects.filter(annotator=alice).values_list("kind", flat=True)) == [
+        "flag",
+        "skip",
+    ]
+    assert not TagSet.objects.exists()
