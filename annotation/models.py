@@ -10,7 +10,7 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, models, transaction
-from django.db.models import Exists, OuterRef, Q, Subquery
+from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -441,10 +441,16 @@ class TurnQuerySet(models.QuerySet):
         ).order_by("conversation_id", "index")
 
     def annotated_by(self, user, round: int = 1):
+        """Annotate `done`: `user` has labelled the card in `round`; in round 1 a tag set of
+        the open sort counts too (annotation/opensort/tagging.py)."""
         mine = Annotation.objects.filter(
             turn=OuterRef("pk"), annotator=user, round=round, is_current=True
         )
-        return self.annotate(done=Exists(mine))
+        if round != 1:
+            return self.annotate(done=Exists(mine))
+        tagged = TagSet.objects.filter(turn=OuterRef("pk"), annotator=user)
+        done = ExpressionWrapper(Q(Exists(mine)) | Q(Exists(tagged)), output_field=BooleanField())
+        return self.annotate(done=done)
 
     def todo(self, user, round: int = 1):
         """The cards of this queryset that `user` has not labelled yet in `round`."""

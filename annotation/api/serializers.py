@@ -51,7 +51,9 @@ class CardOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     conversation = serializers.CharField(source="conversation.external_id")
     index = serializers.IntegerField()
-    done = serializers.BooleanField(help_text="I have a current round-1 annotation")
+    done = serializers.BooleanField(
+        help_text="I have a current round-1 annotation (in an open sort: a tag set)"
+    )
 
 
 class CardPageSerializer(serializers.Serializer):

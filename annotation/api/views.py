@@ -16,7 +16,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.decorators import api_view, parser_classes
-from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.exceptions import APIException, NotFound, PermissionDenied, ValidationError
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
@@ -172,7 +172,7 @@ def card(request: Request, slug: str, turn_id: int) -> Response:
         200: AnnotationOutputSerializer,
         400: OpenApiResponse(description="Invalid labels (the unknown code is named) or round"),
         404: NOT_FOUND,
-        409: OpenApiResponse(description="The round is closed for this card, or not open yet"),
+        409: OpenApiResponse(description="Round closed or not open yet; or in an open sort"),
     },
 )
 @api_view(["PUT"])
@@ -181,6 +181,7 @@ def annotate(request: Request, slug: str, turn_id: int) -> Response:
     `labels: []` means "no smell"."""
     study, _ = get_study_for_user(request.user, slug)
     turn, group = get_card_for_annotator(request.user, study, turn_id)
+    _refuse_open_sort(group)
     serializer = AnnotationInputSerializer(
         data=request.data, context={"taxonomy_version": study.taxonomy_version}
     )
@@ -214,6 +215,20 @@ def annotate(request: Request, slug: str, turn_id: int) -> Response:
     except RoundClosed as e:
         return _conflict(str(e))
     return Response(AnnotationOutputSerializer(annotation).data)
+
+
+class OpenSortConflict(APIException):
+    status_code = status.HTTP_409_CONFLICT
+
+
+def _refuse_open_sort(group) -> None:
+    """A 409 for labels on a card whose group open-sorts: its annotators tag it on the card
+    page (their tags become round-1 labels at the freeze), so that no label comes first."""
+    if group.open_sorting:
+        raise OpenSortConflict(
+            f"Group {group.name} is in the open sort: its cards take free tags on the card "
+            "page, and become round-1 labels at the freeze of the consolidated taxonomy."
+        )
 
 
 def _conflict(message: str) -> Response:

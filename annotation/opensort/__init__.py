@@ -1,2 +1,3 @@
-"""The open card sort (issue 11): the consolidation board (board.py), the freeze of the board
-into a taxonomy version (freeze.py), and who may see the board (access rule in board.py)."""
+"""The open card sort (issue 11): free tags on cards (tagging.py), their consolidation on a
+board (board.py, reading.py, analytics.py), who may see it (access.py), and the freeze of
+the board into a taxonomy version (freeze.py)."""

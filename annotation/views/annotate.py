@@ -30,7 +30,8 @@ from ..models import (
     Study,
     Turn,
 )
-from . import feedback
+from ..opensort import tagging
+from . import feedback, opensort_tags
 from .jobs import jobs_panel_context
 from .nav import filter_my_cards, studies_progress, to_discuss_count
 
@@ -138,7 +139,10 @@ def card(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     turn, group = get_card_for_annotator(request.user, study, turn_id)
     types = study.taxonomy_version.type_list()
     if request.method == "GET":
-        return _render_card(request, study, turn, types, card_status=_card_status(turn, group))
+        status = _card_status(turn, group)
+        return _render_card(request, study, turn, types, group=group, card_status=status)
+    if group.open_sorting:  # free tags instead of types (annotation/opensort)
+        return _submit_tags(request, study, turn, group)
     form = AnnotationForm(request.POST, types=types)
     if not form.is_valid():
         # the input comes back, to be corrected, marked as not saved (labels.js swaps a 422)
@@ -161,6 +165,18 @@ def card(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
             http=409,
         )
     saved = feedback.labels_saved(study.slug, turn, form.cleaned_data["chosen_types"])
+    return _after_submit(request, study, turn, saved)
+
+
+def _submit_tags(request: HttpRequest, study: Study, turn: Turn, group) -> HttpResponse:
+    """The card's submit in the open sort: the tag set saved, then the next card as after
+    labels; bad input comes back (422) with the field named, nothing saved."""
+    posted, saved, error = opensort_tags.save(request, turn, group)
+    if error:
+        types = study.taxonomy_version.type_list()
+        return _render_card(
+            request, study, turn, types, group=group, tags_posted=posted, error=error, http=422
+        )
     return _after_submit(request, study, turn, saved)
 
 
@@ -202,7 +218,9 @@ def _after_submit(request: HttpRequest, study: Study, turn: Turn, saved: str = "
     next_turn, next_group = get_card_for_annotator(request.user, study, next_id)
     types = study.taxonomy_version.type_list()
     status = _card_status(next_turn, next_group)
-    response = _render_card(request, study, next_turn, types, card_status=status, saved=saved)
+    response = _render_card(
+        request, study, next_turn, types, group=next_group, card_status=status, saved=saved
+    )
     return push_url(response, reverse("card", args=[study.slug, next_id]))
 
 
@@ -212,7 +230,9 @@ def _render_card(
     turn: Turn,
     types: list,
     *,
+    group=None,
     form: AnnotationForm | None = None,
+    tags_posted: opensort_tags.PostedTags | None = None,
     error: str = "",
     card_status: str = CardStatus.OPEN,
     http: int = 200,
@@ -220,7 +240,8 @@ def _render_card(
 ) -> HttpResponse:
     """The card (a page, or its #card partial for htmx): the stored labels, or with `form`
     the input the server sent back to be corrected; `error` says why a submit was refused,
-    `saved` what the previous card's submit saved."""
+    `saved` what the previous card's submit saved. A card of a `group` in the open sort
+    shows the free-tag panel (with `tags_posted`: the tags sent back to be corrected)."""
     if form is not None and card_status != CardStatus.OPEN:
         # a locked card shows what is stored, whatever was posted to it
         errors = form_errors(form, " ")
@@ -246,6 +267,8 @@ def _render_card(
         **_ticks(request.user, turn, types, form, mine, card_status),
         **_position(study, request.user, turn),
     }
+    if group is not None and group.open_sorting:
+        ctx.update(opensort_tags.panel_context(request.user, turn, group, tags_posted))
     template = "annotation/card.html#card" if request.htmx else "annotation/card.html"
     return render(request, template, ctx, status=http)
 
@@ -269,9 +292,10 @@ def _ticks(user, turn: Turn, types: list, form, mine, card_status: str) -> dict:
 
 
 def _progress(study: Study, user, before: Turn | None = None) -> dict:
-    """My round-1 labels and my cards in the study (with `before`: also the cards before that
-    one). Counted over my conversations (their turn counts) and my labels, not over every
-    card: a card page must cost the same with 500 cards or 50,000."""
+    """My round-1 labels (or open-sort tag sets) and my cards in the study (with `before`:
+    also the cards before that one). Counted over my conversations (their turn counts) and
+    my labels, not over every card: a card page must cost the same with 500 cards or
+    50,000."""
     mine = Conversation.objects.filter(study=study, assignments__group__annotators=user)
     earlier = Q(id__lt=before.conversation_id if before else 0)
     counts = mine.aggregate(
@@ -282,6 +306,9 @@ def _progress(study: Study, user, before: Turn | None = None) -> dict:
     done = Annotation.objects.filter(
         annotator=user, round=1, is_current=True, turn__conversation_id__in=mine.values("id")
     ).count()
+    # and the cards I tagged in an open sort (not yet labels: the freeze makes them so)
+    tagged = tagging.tagged_without_labels(user)
+    done += tagged.filter(turn__conversation_id__in=mine.values("id")).count()
     return {"done": done, **counts}
 
 

@@ -25,6 +25,7 @@ from ..models import (
     Study,
     Turn,
 )
+from ..opensort import tagging
 
 NONE_ESCALATED = "No escalated cards left for you."
 
@@ -33,9 +34,10 @@ NONE_ESCALATED = "No escalated cards left for you."
 
 
 def studies_progress(user, studies: list[Study]) -> list[dict]:
-    """One row per study: {study, done, total} (my round-1 labels, my cards) and, where I
-    lead, `states`: the study's cards per state, summed over its groups (a card shared by two
-    groups counts in each). Six queries at most, whatever the number of studies."""
+    """One row per study: {study, done, total} (my round-1 labels or open-sort tag sets, my
+    cards) and, where I lead, `states`: the study's cards per state, summed over its groups (a
+    card shared by two groups counts in each). Seven queries at most, whatever the number of
+    studies."""
     ids = [s.pk for s in studies]
     if not ids:
         return []
@@ -52,6 +54,10 @@ def studies_progress(user, studies: list[Study]) -> list[dict]:
         turn__in=mine.values("pk"), annotator=user, round=1, is_current=True
     )
     done = _count_by(labelled, "turn__conversation__study_id")
+    # cards tagged in an open sort count as done too (once: not those labelled since)
+    tagged = tagging.tagged_without_labels(user).filter(turn__in=mine.values("pk"))
+    for study_id, n in _count_by(tagged, "turn__conversation__study_id").items():
+        done[study_id] = done.get(study_id, 0) + n
     states = _states_by_study(sorted(leads))
     rows = []
     for study in studies:
