@@ -11,6 +11,7 @@ from .views import (
     coding_filter,
     diff,
     discussion,
+    evolution,
     gold,
     jobs,
     lead,
@@ -98,6 +99,13 @@ study = [
     path("moderate/next/", nav.next_escalated, name="next_escalated"),
     path("proposals/", proposals.proposals, name="proposals"),
     path("proposals/<int:proposal_id>/decide/", proposals.proposal_decide, name="proposal_decide"),
+    path("taxonomy/", evolution.taxonomy, name="taxonomy"),
+    path("taxonomy/preview/", evolution.taxonomy_preview, name="taxonomy_preview"),
+    path("taxonomy/confirm/", evolution.taxonomy_confirm, name="taxonomy_confirm"),
+    path("taxonomy-changes/", evolution.split_queue, name="split_queue"),
+    path(
+        "taxonomy-changes/<int:annotation_id>/", evolution.split_answer, name="split_answer"
+    ),
     path("report/", report.report, name="report"),
     path("report/download/<str:fmt>/", report.report_download, name="report_download"),
     path("lead/", include(lead_pages)),
