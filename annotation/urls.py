@@ -103,9 +103,7 @@ study = [
     path("taxonomy/preview/", evolution.taxonomy_preview, name="taxonomy_preview"),
     path("taxonomy/confirm/", evolution.taxonomy_confirm, name="taxonomy_confirm"),
     path("taxonomy-changes/", evolution.split_queue, name="split_queue"),
-    path(
-        "taxonomy-changes/<int:annotation_id>/", evolution.split_answer, name="split_answer"
-    ),
+    path("taxonomy-changes/<int:annotation_id>/", evolution.split_answer, name="split_answer"),
     path("report/", report.report, name="report"),
     path("report/download/<str:fmt>/", report.report_download, name="report_download"),
     path("lead/", include(lead_pages)),
