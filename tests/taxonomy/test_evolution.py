@@ -599,3 +599,20 @@ def test_the_agreement_command_computes_on_an_old_version(study, labelled, lead)
     assert json.loads(out.getvalue())["taxonomy_version"] == "interaction-smells v1"
     with pytest.raises(CommandError, match="has no v7"):
         call_command("agreement", "s1", "--taxonomy-version", "7", stdout=io.StringIO())
+
+
+def test_an_imported_label_waits_too_for_the_split_side(
+    study, labelled, alice, bob, group, lead, tmp_path
+):
+    t5 = labelled[5]
+    evolve(study, SPEC, lead)
+    path = tmp_path / "labels.jsonl"
+    record = {"conversation": "conv", "turn": 6, "annotator": "bob", "labels": [FIX], "group": "g1"}
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    call_command("import_annotations", "s1", str(path), stdout=io.StringIO())
+    assert codes_of(current(t5, bob)) == {FIX}
+    # alice's label still waits for her side: the card is not decided on a guess
+    assert CardState.objects.get(turn=t5, group=group).status == CardStatus.OPEN
+    assert not Consensus.objects.filter(turn=t5, is_current=True).exists()
+    answer_split(current(t5, alice), alice, {"code_rollback": [FEATURE]})
+    assert CardState.objects.get(turn=t5, group=group).status == CardStatus.DISPUTED
