@@ -616,3 +616,27 @@ def test_an_imported_label_waits_too_for_the_split_side(
     assert not Consensus.objects.filter(turn=t5, is_current=True).exists()
     answer_split(current(t5, alice), alice, {"code_rollback": [FEATURE]})
     assert CardState.objects.get(turn=t5, group=group).status == CardStatus.DISPUTED
+
+
+def test_the_card_says_its_label_waits_for_a_side(client, study, labelled, alice, bob, lead):
+    evolve(study, SPEC, lead)
+    client.force_login(alice)
+    html = client.get(reverse("card", args=[study.slug, labelled[2].pk])).content.decode()
+    assert 'id="split-pending"' in html and "was split in interaction-smells v2" in html
+    html = client.get(reverse("card", args=[study.slug, labelled[0].pk])).content.decode()
+    assert 'id="split-pending"' not in html
+
+
+def test_the_moderator_decides_a_split_consensus_on_the_new_version(
+    study, labelled, group, moderator, lead
+):
+    t3 = labelled[3]
+    evolve(study, SPEC, lead)
+    version = Study.objects.get(pk=study.pk).taxonomy_version
+    fix = version.types_by_code()[FIX]
+    consensus = CardState.decide(t3, group, moderator, [fix], "a fixed defect came back")
+    assert (consensus.taxonomy_version, consensus.method, codes_of(consensus)) == (
+        version,
+        Method.MODERATOR,
+        {FIX},
+    )
