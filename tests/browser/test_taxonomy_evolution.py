@@ -97,3 +97,38 @@ def test_an_annotator_answers_the_split_question_with_the_keyboard(
     assert row.split_pending == ""
     assert errors == []
     context.close()
+
+
+def test_accepting_a_proposal_shows_what_changes_and_enter_confirms(
+    browser, live_server, world, alice
+):
+    from annotation.models import Proposal
+
+    turn = world.conversations.get().turns.get(index=1)
+    proposal = Proposal.propose(
+        study=world,
+        turn=turn,
+        proposer=alice,
+        name="Silent retry",
+        definition="The reply retries without saying so.",
+        reason="None fits.",
+    )
+    context, page, errors = log_in(browser, live_server, "lead")
+    page.goto(f"{live_server.url}/s/s1/proposals/")
+    page.get_by_role("button", name="Accept: review the new version").click()
+    box = page.locator(f"#confirm-{proposal.pk}")
+    box.wait_for()
+    text = box.inner_text()
+    assert "Accepting creates interaction-smells v2" in text
+    assert "Added: Silent retry (silent_retry, in Proposed)" in text
+    assert "No label moves" in text
+    proposal.refresh_from_db()
+    assert proposal.status == "pending" and Study.objects.get().taxonomy_version.number == 1
+    # the confirm button has the focus after the swap: Enter confirms
+    page.wait_for_function("document.activeElement.textContent.startsWith('Confirm: create')")
+    page.keyboard.press("Enter")
+    page.locator(f"#proposal-{proposal.pk}.accepted").wait_for()
+    proposal.refresh_from_db()
+    assert proposal.status == "accepted" and Study.objects.get().taxonomy_version.number == 2
+    assert errors == []
+    context.close()
