@@ -7,6 +7,7 @@ from django import forms
 
 from taxonomy.models import Axis, Type
 
+from .evolution import report_versions
 from .exports import EXPORT_FORMATS
 from .models import Annotation, Conversation, Group, JobKind, Source, Study
 
@@ -145,10 +146,15 @@ class FlagForm(forms.Form):
 
 class AgreementForm(forms.Form):
     round = forms.TypedChoiceField(coerce=int, initial=1)
+    # the taxonomy version (id): the study's, or one it moved away from (annotation/evolution/)
+    version = forms.TypedChoiceField(coerce=int, required=False, empty_value=None)
 
     def __init__(self, study: Study, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["round"].choices = [(r, r) for r in range(1, study.discussion_rounds + 2)]
+        self.fields["version"].choices = [("", "")] + [
+            (v.pk, str(v)) for v in report_versions(study)
+        ]
 
 
 class JobFilter(forms.Form):

@@ -544,6 +544,24 @@ class Annotation(models.Model):
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.BROWSER)
     is_current = models.BooleanField(default=True)
     created_at = models.DateTimeField(default=timezone.now)
+    # Taxonomy evolution (annotation/evolution/). A study moving to a new version retires
+    # its current rows (`retired_by` the move: the old version's labels as they stood) and
+    # carries each to a new row under the new version (`carried_from`). A label of a split
+    # type waits for its annotator to choose the side(s): `split_pending` names the old
+    # codes waiting ("" none), and until then the row is no record of any statistic.
+    # db_index=False: the partial index below serves the old version's report.
+    carried_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
+    )
+    retired_by = models.ForeignKey(
+        "TaxonomyMove",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        db_index=False,
+    )
+    split_pending = models.CharField(max_length=500, blank=True, default="", db_default="")
 
     objects = AnnotationQuerySet.as_manager()
 
@@ -556,7 +574,14 @@ class Annotation(models.Model):
                 name="uniq_current_annotation",
             )
         ]
-        indexes = [models.Index(fields=["annotator", "round", "is_current"])]
+        indexes = [
+            models.Index(fields=["annotator", "round", "is_current"]),
+            models.Index(
+                fields=["retired_by"],
+                condition=Q(retired_by__isnull=False),
+                name="annotation_retired_by",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.annotator} on {self.turn} r{self.round}"
@@ -588,7 +613,11 @@ class Annotation(models.Model):
                         .prefetch_related("types")
                         .first()
                     )
-                    if previous is not None and previous.same_as(types, note, evidence, confidence):
+                    if (
+                        previous is not None
+                        and not previous.split_pending
+                        and previous.same_as(types, note, evidence, confidence)
+                    ):
                         # a double-submitted form changes nothing the second time
                         return previous
                     if previous is not None:
@@ -790,6 +819,9 @@ class CardState(RoundRules, models.Model):
         if self.status not in (CardStatus.OPEN, CardStatus.DISPUTED):
             return None
         labels = self.current_labels()
+        if any(a.split_pending for a in labels.values()):
+            # a label of a split type waits for its annotator's side: nothing is guessed
+            return None
         moved, method = self.step(
             self.group.annotators.count(),
             [a.codes for a in labels.values()],
@@ -863,6 +895,19 @@ class Decision(models.Model):
     taxonomy_version = models.ForeignKey(TaxonomyVersion, on_delete=models.PROTECT)
     rationale = models.TextField(blank=True)
     is_current = models.BooleanField(default=True)
+    # taxonomy evolution, as on Annotation: the row carried to the new version, and the move
+    # that retired this one (the old version's decision as it stood)
+    carried_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
+    )
+    retired_by = models.ForeignKey(
+        "TaxonomyMove",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        db_index=False,
+    )
 
     class Meta:
         abstract = True
@@ -895,6 +940,13 @@ class Consensus(Decision):
                 fields=["turn", "group"],
                 condition=Q(is_current=True),
                 name="uniq_current_consensus",
+            )
+        ]
+        indexes = [
+            models.Index(
+                fields=["retired_by"],
+                condition=Q(retired_by__isnull=False),
+                name="consensus_retired_by",
             )
         ]
 
@@ -936,6 +988,13 @@ class StudyGold(Decision):
         constraints = [
             models.UniqueConstraint(
                 fields=["turn"], condition=Q(is_current=True), name="uniq_current_study_gold"
+            )
+        ]
+        indexes = [
+            models.Index(
+                fields=["retired_by"],
+                condition=Q(retired_by__isnull=False),
+                name="study_gold_retired_by",
             )
         ]
 
@@ -1718,3 +1777,31 @@ class BoardEvent(models.Model):
 
     def __str__(self) -> str:
         return self.summary
+
+
+# --- taxonomy evolution (issue 11 point 4; annotation/evolution/ does the work) ------------
+
+
+class TaxonomyMove(models.Model):
+    """A study moved to a new taxonomy version derived from its own: every current label and
+    consensus was carried through the new version's mapping. The rows it retired
+    (`retired_by`) are the old version's labels as they stood, so the old version's report
+    stays computable and unchanged. `counts` says what moved (evolution.Plan.counts)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="taxonomy_moves")
+    from_version = models.ForeignKey(TaxonomyVersion, on_delete=models.PROTECT, related_name="+")
+    to_version = models.ForeignKey(TaxonomyVersion, on_delete=models.PROTECT, related_name="+")
+    moved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    moved_at = models.DateTimeField(default=timezone.now)
+    counts = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-moved_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "from_version"], name="uniq_move_from")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug}: {self.from_version} -> {self.to_version}"

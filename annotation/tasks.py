@@ -302,7 +302,10 @@ def run_label_import(self, job_id: int) -> None:
 
 @shared_task(bind=True)
 def run_agreement(self, job_id: int) -> None:
-    """params: round, seed, n_boot -> job.result = compute_study_report(...)."""
+    """params: round, seed, n_boot, version (a taxonomy version id; default the study's)
+    -> job.result = compute_study_report(...)."""
+    from taxonomy.models import TaxonomyVersion
+
     from .agreement.data import compute_study_report
 
     job = _load_job(job_id, "agreement")
@@ -312,8 +315,10 @@ def run_agreement(self, job_id: int) -> None:
     job.start(total=1)
     try:
         with _heartbeat(job, self.request):
+            version = params.get("version")
             result = compute_study_report(
                 job.study,
+                version=TaxonomyVersion.objects.get(pk=version) if version else None,
                 round=int(params.get("round", 1)),
                 n_boot=int(params.get("n_boot", 1000)),
                 seed=int(params.get("seed", 0)),

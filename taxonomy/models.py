@@ -1,5 +1,6 @@
 """Taxonomy -> version -> axis -> category -> type. A version is frozen once used; a change
-makes a new version with a mapping from the old codes (issue 3 builds the migration).
+makes a new version with a mapping from the old codes (add, rename, merge, split:
+TaxonomyVersion.derive); annotation/evolution/ carries a study's labels through it.
 A leaf of the house: nothing here knows studies or annotations (annotation/models.py holds
 the proposals of new types, which point at both)."""
 
@@ -76,7 +77,7 @@ class TaxonomyVersion(models.Model):
     number = models.PositiveIntegerField()
     frozen = models.BooleanField(default=False)
     parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT)
-    # old type code -> new type code (or null when dropped on purpose); see DESIGN.md
+    # old type code -> [new type codes] (code_map; older versions: a code or null); DESIGN.md
     mapping = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -120,36 +121,88 @@ class TaxonomyVersion(models.Model):
                     f"Got {codes} (axis {axis.code!r})."
                 )
 
+    def code_map(self) -> dict[str, list[str]]:
+        """`mapping` as {old code: [new codes]}: one code for a kept, renamed or merged type,
+        several for a split one (each label of it waits for its annotator to choose), none
+        for a type dropped on purpose. Versions made before merge and split stored
+        {old: new code or null}; both read the same here."""
+        out: dict[str, list[str]] = {}
+        for old, new in (self.mapping or {}).items():
+            if new is None:
+                out[old] = []
+            elif isinstance(new, str):
+                out[old] = [new]
+            else:
+                out[old] = list(new)
+        return out
+
+    def changes(self) -> dict:
+        """What this version changed against its parent, read from the mapping and the two
+        versions' types: {"added": [Type], "renamed": [(old name, Type)], "merged":
+        [([old Type], Type)], "split": [(old Type, [Type])]} (empty lists for version 1)."""
+        out: dict = {"added": [], "renamed": [], "merged": [], "split": []}
+        if self.parent_id is None:
+            return out
+        old, new, mapping = self.parent.types_by_code(), self.types_by_code(), self.code_map()
+        sources: dict[str, list[str]] = {}
+        for code, targets in mapping.items():
+            if len(targets) == 1:
+                sources.setdefault(targets[0], []).append(code)
+            elif len(targets) > 1 and code in old:
+                out["split"].append((old[code], [new[t] for t in targets if t in new]))
+        for code, t in new.items():
+            came_from = sources.get(code, [])
+            if len(came_from) > 1:
+                out["merged"].append(([old[c] for c in came_from if c in old], t))
+            elif code in old and came_from == [code] and old[code].name != t.name:
+                out["renamed"].append((old[code].name, t))
+            elif not came_from and not any(code in ts for ts in mapping.values()):
+                out["added"].append(t)
+        return out
+
     @transaction.atomic
     def derive(
-        self, *, add: list[dict] | None = None, rename: dict[str, str] | None = None
+        self,
+        *,
+        add: list[dict] | None = None,
+        rename: dict[str, str] | None = None,
+        merge: list[dict] | None = None,
+        split: list[dict] | None = None,
     ) -> tuple[TaxonomyVersion, dict[str, str]]:
-        """A new version: a copy of this one with the changes, and `mapping` {old code: new
-        code}. Codes are stable (a rename changes the name only), so every old code maps to
-        itself and existing labels stay valid. Returns (version, {added name: its code}).
+        """A new version: a copy of this one with the changes, and `mapping` {old code: [new
+        codes]} recording them (code_map). Returns (version, {new type's name: its code})
+        for every type the changes created (added, merged into a new name, split parts).
+
+        A code means one thing for good: a kept or renamed type keeps its code (a rename
+        changes the name only); a new type (added, a merge into a new name, a split part)
+        gets a code slugified from its name that no version of this taxonomy ever used; a
+        merged or split type's code leaves the version and is never given again.
 
         `add`: [{"name", "definition", "axis": axis code (default the first),
         "category": an existing category name of that axis (default "Proposed", created),
-        "example"}]. The code is slugified from the name and never reuses a code of any
-        version of this taxonomy (a code means one thing for good). The hotkey is the next
-        free digit 1-9 of the version, if any.
-        `rename`: {code: new name}."""
-        add, rename = add or [], rename or {}
+        "example"}]. The hotkey is the next free digit 1-9 of the version, if any.
+        `rename`: {code: new name}.
+        `merge`: [{"into": a code of the version or a new type's name, "from": [codes],
+        "definition", "example"}]: every type of "from" (and "into", if a code) becomes the
+        one type "into", on one axis; into an existing code, that type stays and takes the
+        others in; into a name, a new type in the first source's category.
+        `split`: [{"code": old code, "into": [{"name", "definition", "example"} or a name,
+        at least two]}]: the type is replaced by the parts, in its category; its labels
+        wait for their annotators to say which part(s) (annotation/evolution/).
+        Raises ValueError naming the change and the code when a change cannot be made;
+        nothing is created then."""
+        add, rename, merge, split = add or [], rename or {}, merge or [], split or []
         # numbers are max+1 per taxonomy: two studies deriving at once must not collide
         Taxonomy.objects.select_for_update().get(pk=self.taxonomy_id)
         known = self.types_by_code()
-        unknown = sorted(set(rename) - set(known))
-        if unknown:
-            raise ValueError(f"rename: unknown type code(s) {', '.join(unknown)}")
+        mapping, merges = _plan_changes(known, rename, merge, split)
         number = self.taxonomy.versions.aggregate(n=models.Max("number"))["n"] + 1
         new = TaxonomyVersion.objects.create(
-            taxonomy_id=self.taxonomy_id,
-            number=number,
-            parent=self,
-            mapping={code: code for code in known},
+            taxonomy_id=self.taxonomy_id, number=number, parent=self, mapping={}
         )
         axes: dict[str, Axis] = {}
         categories: dict[tuple[str, str], Category] = {}
+        by_id: dict[int, Category] = {}
         for axis in self.axes.prefetch_related("categories__types"):
             new_axis = Axis.objects.create(
                 version=new,
@@ -165,6 +218,7 @@ class TaxonomyVersion(models.Model):
                     axis=new_axis, name=category.name, order=category.order
                 )
                 categories[(axis.code, category.name)] = new_cat
+                by_id[category.pk] = new_cat
                 Type.objects.bulk_create(
                     Type(
                         category=new_cat,
@@ -178,14 +232,58 @@ class TaxonomyVersion(models.Model):
                         order=t.order,
                     )
                     for t in category.types.all()
+                    if mapping.get(t.code) == [t.code]
                 )
         used_codes = set(
             Type.objects.filter(axis__version__taxonomy_id=self.taxonomy_id).values_list(
                 "code", flat=True
             )
         )
-        hotkeys = {t.hotkey for t in known.values() if t.hotkey}
-        added: dict[str, str] = {}
+        hotkeys = {t.hotkey for c, t in known.items() if t.hotkey and mapping.get(c) == [c]}
+        created: dict[str, str] = {}
+
+        def make(category: Category, item: dict, order: int, hotkey: str = "") -> str:
+            name = item["name"].strip()
+            if not name:
+                raise ValueError("a new type needs a name")
+            if name in created:
+                raise ValueError(f"two new types are named {name!r}")
+            code = _free_code(name, used_codes)
+            used_codes.add(code)
+            if not hotkey or hotkey in hotkeys:
+                hotkey = next((d for d in "123456789" if d not in hotkeys), "")
+            hotkeys.add(hotkey)
+            Type.objects.create(
+                category=category,
+                axis=category.axis,
+                code=code,
+                name=name,
+                definition=item.get("definition", ""),
+                example=item.get("example", ""),
+                hotkey=hotkey,
+                order=order,
+            )
+            created[name] = code
+            return code
+
+        for item, involved in merges:
+            into = item["into"]
+            if into in known:
+                target = into
+            else:
+                first = known[involved[0]]
+                category = by_id[first.category_id]
+                target = make(category, {**item, "name": into}, first.order, first.hotkey)
+            for code in involved:
+                mapping[code] = [target]
+        for item in split:
+            old = known[item["code"]]
+            parts = [_part(p) for p in item["into"]]
+            codes = [
+                make(by_id[old.category_id], part, old.order, old.hotkey if i == 0 else "")
+                for i, part in enumerate(parts)
+            ]
+            mapping[old.code] = codes
         for item in add:
             axis_code = item.get("axis") or next(iter(axes), None)
             if axis_code not in axes:
@@ -199,22 +297,64 @@ class TaxonomyVersion(models.Model):
                 )
                 category = Category.objects.create(axis=axis, name=cat_name, order=order + 1)
                 categories[(axis_code, cat_name)] = category
-            code = _free_code(item["name"], used_codes)
-            used_codes.add(code)
-            hotkey = next((d for d in "123456789" if d not in hotkeys), "")
-            hotkeys.add(hotkey)
-            Type.objects.create(
-                category=category,
-                axis=axis,
-                code=code,
-                name=item["name"],
-                definition=item.get("definition", ""),
-                example=item.get("example", ""),
-                hotkey=hotkey,
-                order=category.types.count(),
-            )
-            added[item["name"]] = code
-        return new, added
+            make(category, item, category.types.count())
+        new.mapping = mapping
+        new.save(update_fields=["mapping"])
+        return new, created
+
+
+def _part(part) -> dict:
+    return {"name": part} if isinstance(part, str) else dict(part)
+
+
+def _plan_changes(
+    known: dict[str, Type], rename: dict[str, str], merge: list[dict], split: list[dict]
+) -> tuple[dict[str, list[str]], list[tuple[dict, list[str]]]]:
+    """Check the changes against the version's types. Returns the mapping of the types
+    that stay ({code: [code]}; derive adds the merged and split ones) and each merge with
+    the codes it takes in (its target's too, when the target is a code). Each code takes
+    part in one merge or split at most, and a renamed type must stay."""
+    unknown = sorted(set(rename) - set(known))
+    if unknown:
+        raise ValueError(f"rename: unknown type code(s) {', '.join(unknown)}")
+    taken: dict[str, str] = {}
+    targets: set[str] = set()
+
+    def claim(code: str, what: str) -> None:
+        if code not in known:
+            raise ValueError(f"{what}: unknown type code {code!r}")
+        if code in taken:
+            raise ValueError(f"{what}: {code!r} is already in the {taken[code]}")
+        taken[code] = what
+
+    merges = []
+    for item in merge:
+        into = item.get("into")
+        if not isinstance(into, str) or not into.strip():
+            raise ValueError("merge: say what the types merge into (a code or a new name)")
+        what = f"merge into {into!r}"
+        sources = [c for c in dict.fromkeys(item.get("from") or []) if c != into]
+        involved = ([into] if into in known else []) + sources
+        if len(involved) < 2:
+            raise ValueError(f"{what}: a merge takes at least two types")
+        for code in involved:
+            claim(code, what)
+        if len({known[c].axis_id for c in involved}) > 1:
+            raise ValueError(f"{what}: the types are on different axes")
+        if into in known:
+            targets.add(into)
+        merges.append((item, involved))
+    for item in split:
+        code = item.get("code", "")
+        what = f"split of {code!r}"
+        claim(code, what)
+        if len(item.get("into") or []) < 2:
+            raise ValueError(f"{what}: a split makes at least two types")
+    stays = {code: [code] for code in known if code not in taken or code in targets}
+    for code in rename:
+        if code not in stays:
+            raise ValueError(f"rename: {code!r} is in the {taken[code]}, so it does not stay")
+    return stays, merges
 
 
 PROPOSED_CATEGORY = "Proposed"

@@ -1,7 +1,7 @@
 """The agreement report of a study, straight from the database (AGREEMENT.md).
 
-    compute_study_report(study, round=1, n_boot=1000, seed=0) -> dict (JSON-able)
-    load_records(study, round=1) -> {axis code: (records, codes, consensus)}
+    compute_study_report(study, round=1, n_boot=1000, seed=0, version=None) -> dict
+    load_records(study, round=1, version=None) -> {axis code: (records, codes, consensus)}
     data_stamp(study) -> dict
 
 The job, the `agreement` command and the API all go through `compute_study_report`, so they
@@ -28,6 +28,12 @@ decided: Cohen's kappa on sets and per label for each pair of groups (the pair k
 report, a group standing for an annotator).
 
 An annotation with no type of an axis is the empty set on that axis ("no smell" there).
+
+Taxonomy version (annotation/evolution/): by default the study's version and its current
+labels, leaving out those still waiting for a split side (no record until their annotator
+chooses). `version` may name a version the study moved away from: the report is then
+computed on the labels that move retired, that version's labels as they stood, so an old
+version's report stays what it was. The result names its version either way.
 """
 
 from __future__ import annotations
@@ -41,10 +47,11 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
-from taxonomy.models import Type
+from taxonomy.models import TaxonomyVersion, Type
 
+from ..evolution import report_versions
 from ..intake import splitcheck
-from ..models import Annotation, Consensus, Group, Study
+from ..models import Annotation, Consensus, Group, Study, TaxonomyMove
 from .extras import extras_from_encoded
 from .rows import RECORD, count_per, rank_ids, read_study, value_per
 from .stats import Encoded, Reference, encode_axes, report_from_encoded, versus_encoded
@@ -54,17 +61,32 @@ NO_GROUP = "(no group)"
 Progress = Callable[[int, int, str], None]
 
 
-def axis_codes(study: Study) -> dict[str, list[str]]:
-    """{axis code: type codes} of the study's taxonomy version, in the taxonomy's order."""
+def axis_codes(study: Study, version: TaxonomyVersion | None = None) -> dict[str, list[str]]:
+    """{axis code: type codes} of the study's taxonomy version (or `version`), in the
+    taxonomy's order."""
+    version = version or study.taxonomy_version
     out: dict[str, list[str]] = {}
-    types = Type.objects.filter(axis__version_id=study.taxonomy_version_id).order_by(
+    types = Type.objects.filter(axis__version_id=version.pk).order_by(
         "axis__order", "axis_id", "category__order", "order", "id"
     )
     for axis, code in types.values_list("axis__code", "code"):
         out.setdefault(axis, []).append(code)
-    for axis in study.taxonomy_version.axes.values_list("code", flat=True):
+    for axis in version.axes.values_list("code", flat=True):
         out.setdefault(axis, [])  # an axis with no type yet still gets its (empty) report
     return out
+
+
+def _view(study: Study, version: TaxonomyVersion | None) -> tuple[TaxonomyVersion, int | None]:
+    """(the version, the id of the move away from it: None for the study's own)."""
+    if version is None or version.pk == study.taxonomy_version_id:
+        return study.taxonomy_version, None
+    move = TaxonomyMove.objects.filter(study=study, from_version=version).first()
+    if move is None:
+        raise ValueError(
+            f"{study.slug} never moved away from {version}: no labels of the study stand "
+            f"under it (versions: {', '.join(str(v) for v in report_versions(study))})"
+        )
+    return version, move.pk
 
 
 class _Labels:
@@ -246,11 +268,14 @@ class _Loaded:
         )
 
 
-def _load(study: Study, round: int, codes: dict[str, list[str]]) -> _Loaded:
-    rows = read_study(study, round)
-    # the records: the current annotations of the round, one row each
-    a_id, card, user, conversation, _ = _where(rows.annotations[4] == RECORD, *rows.annotations)
-    k_id, k_card, k_group, k_conv, _ = _where(rows.consensus[4] == RECORD, *rows.consensus)
+def _load(
+    study: Study, round: int, codes: dict[str, list[str]], move: int | None = None
+) -> _Loaded:
+    rows = read_study(study, round, move)
+    # the records: the current annotations of the round (or those of the old version's
+    # view), one row each
+    a_id, card, user, conversation, _ = _where(rows.annotations[4] >= RECORD, *rows.annotations)
+    k_id, k_card, k_group, k_conv, _ = _where(rows.consensus[4] >= RECORD, *rows.consensus)
     owner, a_type = _links(a_id, *rows.annotation_types)
     k_owner, k_type = _links(k_id, *rows.consensus_types)
     g_id, g_turn, g_type = rows.gold
@@ -309,11 +334,14 @@ def _load(study: Study, round: int, codes: dict[str, list[str]]) -> _Loaded:
     )
 
 
-def load_records(study: Study, round: int = 1) -> dict[str, tuple[pd.DataFrame, list, dict]]:
+def load_records(
+    study: Study, round: int = 1, version: TaxonomyVersion | None = None
+) -> dict[str, tuple[pd.DataFrame, list, dict]]:
     """{axis code: (records, codes, consensus)} for `stats.agreement_reports`: the current
-    labels of `round`, one record per (card, annotator), judges' included, and the
-    study-level gold {card: frozenset}."""
-    data = _load(study, round, axis_codes(study))
+    labels of `round` (or those of an old `version`), one record per (card, annotator),
+    judges' included, and the study-level gold {card: frozenset}."""
+    version, move = _view(study, version)
+    data = _load(study, round, axis_codes(study, version), move)
     annotators = np.array(data.annotators, dtype=object)
     groups = np.array(data.groups, dtype=object)
     out = {}
@@ -358,13 +386,16 @@ def compute_study_report(
     n_boot: int = 1000,
     seed: int = 0,
     progress: Progress | None = None,
+    version: TaxonomyVersion | None = None,
 ) -> dict:
-    """The study's agreement report of `round`, every axis, with the report page's extras.
+    """The study's agreement report of `round`, every axis, with the report page's extras,
+    on the study's taxonomy version or an old `version` it moved away from.
     `progress(done, total, message)` is told before each step."""
-    codes = axis_codes(study)
+    version, move = _view(study, version)
+    codes = axis_codes(study, version)
     steps = _Steps(progress, total=1 + 2 * len(codes))
     steps("loading the labels from the database")
-    data = _load(study, round, codes)
+    data = _load(study, round, codes, move)
     steps.total = 1 + 2 * len(data.labels.codes)
     everyone = data.encoded(voting_only=False)
     voting = data.encoded(voting_only=True) if data.judge.any() else everyone
@@ -386,7 +417,9 @@ def compute_study_report(
     return {
         "study": study.slug,
         "round": round,
-        "taxonomy_version": str(study.taxonomy_version),
+        "taxonomy_version": str(version),
+        "taxonomy_version_id": version.pk,
+        "taxonomy_version_is_current": move is None,
         "computed_at": timezone.now().isoformat(),
         "n_boot": n_boot,
         "seed": seed,

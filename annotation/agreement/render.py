@@ -65,7 +65,10 @@ NULL_TEX = "--"
 
 
 def _title(result: Mapping) -> str:
-    return f"Agreement: {result.get('study', '')}, round {result.get('round', 1)}"
+    title = f"Agreement: {result.get('study', '')}, round {result.get('round', 1)}"
+    if result.get("taxonomy_version"):
+        title += f", taxonomy {result['taxonomy_version']}"
+    return title
 
 
 def _spec(result, taxonomy) -> list[AxisSpec]:
@@ -195,6 +198,10 @@ def to_csv(result: Mapping, taxonomy: Mapping[str, Sequence[TaxonomyEntry]]) -> 
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)
+    if result.get("taxonomy_version"):
+        # the file names the taxonomy version its numbers are of (annotation/evolution/)
+        w.writerow(["", "report", "", "taxonomy_version", "", result["taxonomy_version"],
+                    "", "", ""])  # fmt: skip
     for axis in _spec(result, taxonomy):
         for table in _tables(axis, CSV):
             for key, cell in table.totals.items():

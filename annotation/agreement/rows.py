@@ -40,13 +40,26 @@ _SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
 _HEADER_BYTES = len(_SIGNATURE) + 8  # signature, flags (int32), extension length (int32)
 _TRAILER = b"\xff\xff"  # field count -1
 
-# the last column of the annotation and consensus queries
+# the last column of the annotation and consensus queries: records are >= RECORD
 RECORD = 0  # a current annotation of the round, a current consensus
+# the old version's view (read_study's `move`): a row the move away from it retired
+RETIRED_RECORD = 1
 NOT_THIS_ROUND = -1  # a current annotation of another round
 NOT_CURRENT = -2  # a revised annotation, a reopened card's consensus
+PENDING = -3  # a current annotation waiting for its annotator's side of a split type
+OTHER_VIEW = -4  # a current row, not of the old version's view
+# the flags of current rows (the stamp counts them)
+CURRENT_FLAGS = (RECORD, NOT_THIS_ROUND, PENDING, OTHER_VIEW)
 
 
-_FLAGS = {"record": RECORD, "not_this_round": NOT_THIS_ROUND, "not_current": NOT_CURRENT}
+_FLAGS = {
+    "record": RECORD,
+    "retired_record": RETIRED_RECORD,
+    "not_this_round": NOT_THIS_ROUND,
+    "not_current": NOT_CURRENT,
+    "pending": PENDING,
+    "other_view": OTHER_VIEW,
+}
 
 
 def _tables() -> dict[str, str]:
@@ -66,32 +79,49 @@ def _tables() -> dict[str, str]:
     }
 
 
-def _annotations_sql() -> str:
+def _annotations_sql(retired: bool = False) -> str:
     # every annotation of the study, for the stamp (last id, number of current ones) too;
-    # their types come apart (_types_sql): one hash join less over the biggest table
+    # their types come apart (_types_sql): one hash join less over the biggest table.
+    # Params: is_current true, the round, the study; `retired` (an old version's view):
+    # the move, the round, is_current true, the study.
+    flag = (
+        """CASE WHEN a.retired_by_id = %s AND a.round = %s THEN {retired_record}
+                 WHEN a.is_current <> %s THEN {not_current}
+                 ELSE {other_view} END"""
+        if retired
+        else """CASE WHEN a.is_current <> %s THEN {not_current}
+                 WHEN a.round <> %s THEN {not_this_round}
+                 WHEN a.split_pending <> '' THEN {pending}
+                 ELSE {record} END"""
+    )
     return """
         SELECT a.id, a.turn_id, a.annotator_id, t.conversation_id,
-            CASE WHEN a.is_current <> %s THEN {not_current}
-                 WHEN a.round <> %s THEN {not_this_round}
-                 ELSE {record} END
+            {flag}
         FROM {annotation} a
         JOIN {turn} t ON t.id = a.turn_id
         JOIN {conversation} c ON c.id = t.conversation_id
         WHERE c.study_id = %s
-    """.format(**_tables(), **_FLAGS)
+    """.format(flag=flag.format(**_FLAGS), **_tables())
 
 
-def _consensus_sql() -> str:
+def _consensus_sql(retired: bool = False) -> str:
     # every consensus of the study (the stamp); the row carries its group, so the study is
-    # one join away, the turn gives the conversation
+    # one join away, the turn gives the conversation. Params: is_current true, the study;
+    # `retired`: the move, is_current true, the study.
+    flag = (
+        """CASE WHEN k.retired_by_id = %s THEN {retired_record}
+                 WHEN k.is_current <> %s THEN {not_current} ELSE {other_view} END"""
+        if retired
+        else "CASE WHEN k.is_current <> %s THEN {not_current} ELSE {record} END"
+    )
     return """
         SELECT k.id, k.turn_id, k.group_id, t.conversation_id,
-            CASE WHEN k.is_current <> %s THEN {not_current} ELSE {record} END
+            {flag}
         FROM {consensus} k
         JOIN {group} g ON g.id = k.group_id
         JOIN {turn} t ON t.id = k.turn_id
         WHERE g.study_id = %s
-    """.format(**_tables(), **_FLAGS)
+    """.format(flag=flag.format(**_FLAGS), **_tables())
 
 
 def _types_sql(table: str, owner: str) -> str:
@@ -102,13 +132,15 @@ def _types_sql(table: str, owner: str) -> str:
     """
 
 
-def _study_gold_sql() -> str:
+def _study_gold_sql(retired: bool = False) -> str:
+    # params: the study, is_current true; `retired`: the study, the move
+    which = "k.retired_by_id = %s" if retired else "k.is_current = %s"
     return """
         SELECT k.id, k.turn_id, COALESCE(kt.type_id, 0)
         FROM {study_gold} k
         LEFT JOIN {study_gold_types} kt ON kt.studygold_id = k.id
-        WHERE k.study_id = %s AND k.is_current = %s
-    """.format(**_tables())
+        WHERE k.study_id = %s AND {which}
+    """.format(which=which, **_tables())
 
 
 def _assignments_sql() -> str:
@@ -230,9 +262,11 @@ class StudyRows:
     """The study's rows as arrays:
 
     annotations: id, turn, annotator, conversation, flag (RECORD on a current annotation of
-        the round; NOT_THIS_ROUND, NOT_CURRENT on the others, which only count for the stamp)
+        the round, RETIRED_RECORD on one of an old version's view; the other flags on the
+        others, which only count for the stamp: PENDING on one waiting for a split side)
     annotation_types: annotation, type (of the annotations in the id range of the study's)
-    consensus: id, turn, group, conversation, flag (RECORD on a current one, NOT_CURRENT)
+    consensus: id, turn, group, conversation, flag (RECORD on a current one, RETIRED_RECORD,
+        NOT_CURRENT, OTHER_VIEW)
     consensus_types: consensus, type (in the id range of the study's consensus)
     gold: id, turn, type (0: none) of the lead's current study-level gold
     assignments: conversation, group
@@ -253,28 +287,33 @@ class StudyRows:
         k_id, *_, k_flag = self.consensus
         return {
             "annotation_last_id": int(a_id.max(initial=0)),
-            "annotations_current": int(np.count_nonzero(a_flag != NOT_CURRENT)),
+            "annotations_current": int(np.count_nonzero(np.isin(a_flag, CURRENT_FLAGS))),
             "consensus_last_id": int(k_id.max(initial=0)),
-            "consensus_current": int(np.count_nonzero(k_flag != NOT_CURRENT)),
+            "consensus_current": int(np.count_nonzero(np.isin(k_flag, CURRENT_FLAGS))),
         }
 
 
-def read_study(study: Study, round: int) -> StudyRows:
+def read_study(study: Study, round: int, move: int | None = None) -> StudyRows:
     """The rows of `study`, one snapshot (one REPEATABLE READ transaction on PostgreSQL,
-    unless the caller runs one already; one read transaction on SQLite)."""
+    unless the caller runs one already; one read transaction on SQLite). `move`: the id of
+    the study's move away from an old taxonomy version, whose view is read (the rows it
+    retired: that version's labels as they stood), instead of the current labels."""
     snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
     with transaction.atomic():
         if snapshot:
             with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        annotations = read_columns(_annotations_sql(), [True, round, study.pk], 5)
-        consensus = read_columns(_consensus_sql(), [True, study.pk], 5)
+        old = move is not None
+        a_params = [move, round, True, study.pk] if old else [True, round, study.pk]
+        k_params = [move, True, study.pk] if old else [True, study.pk]
+        annotations = read_columns(_annotations_sql(old), a_params, 5)
+        consensus = read_columns(_consensus_sql(old), k_params, 5)
         return StudyRows(
             annotations=annotations,
             annotation_types=_types_of(annotations[0], "annotation_types", "annotation_id"),
             consensus=consensus,
             consensus_types=_types_of(consensus[0], "consensus_types", "consensus_id"),
-            gold=read_columns(_study_gold_sql(), [study.pk, True], 3),
+            gold=read_columns(_study_gold_sql(old), [study.pk, move if old else True], 3),
             assignments=read_columns(_assignments_sql(), [study.pk], 2),
             members=read_columns(_members_sql(), [study.pk, study.pk], 3),
         )

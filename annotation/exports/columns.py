@@ -40,6 +40,9 @@ GOLD_COLUMNS = (
     "from_round",
     "taxonomy_version",
     "status",
+    # the taxonomy version of the labels_<username> columns (the study's: a label still
+    # waiting for its annotator's side of a split type is null there, annotation/evolution)
+    "label_taxonomy_version",
     # the card's study-level gold, the same on each of its groups' rows (models.StudyGold):
     # the groups' common set (groups_agree; a card of one group: its consensus), the lead's
     # decision where they differ (lead), "pending" while the lead has not decided
@@ -67,6 +70,9 @@ RAW_COLUMNS = (
     "labels",
     *ANNOTATION_FIELDS,
     "taxonomy_version",
+    # the old codes of a split type whose side the annotator has not chosen yet ("": none);
+    # such a row's labels are only the rest of the carried set (annotation/evolution/)
+    "split_pending",
 )
 INT_COLUMNS = {"turn", "split_first_turn", "from_round", "round", "confidence"}
 BOOL_COLUMNS = {"is_current"}

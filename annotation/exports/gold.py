@@ -169,6 +169,7 @@ class _GoldExport:
 
     def __init__(self, study: Study, round: int, with_text: bool, blind_for) -> None:
         self.study, self.round, self.with_text = study, round, with_text
+        self.version = str(study.taxonomy_version)
         self.blind_for_id = blind_for.pk if blind_for is not None else None
         self.schema = arrow_schema(gold_columns(study, round, with_text))
         self.users = label_users(study, round)
@@ -216,6 +217,7 @@ class _GoldExport:
         visible = pc.if_else(blind, pa.scalar(None, decided.type), decided)
         columns.update(_consensus_columns(consensus, visible))
         columns["status"] = self._status(near, turn_ids, rows)
+        columns["label_taxonomy_version"] = pa.repeat(self.version, len(rows))
         columns.update(_study_gold(rows, turn_ids, blind, consensus["codes"], decided, lead))
         for name in TEXT_COLUMNS if self.with_text else ():
             columns[name] = cards[name].take(rows["card"])
@@ -283,10 +285,12 @@ class _GoldExport:
         ]
 
     def _labels_of(self, near: dict) -> pa.Table:
-        """The current labels of the chunk's cards in the round: (id, turn_id, annotator_id)."""
+        """The current labels of the chunk's cards in the round: (id, turn_id, annotator_id).
+        A label waiting for its annotator's side of a split type is none yet (null)."""
         return read_table(
             Annotation.objects.current()
             .filter(round=self.round, **near)
+            .filter(split_pending="")
             .order_by()
             .values_list("pk", "turn_id", "annotator_id"),
             pa.schema([("id", _INT), ("turn_id", _INT), ("annotator_id", _INT)]),

@@ -60,6 +60,7 @@ def raw_rows(
         *ANNOTATION_FIELDS,
         "taxonomy_version__taxonomy__slug",
         "taxonomy_version__number",
+        "split_pending",
         *(f"turn__{name}" for name in TEXT_COLUMNS if with_text),
     )
     last_pk = 0
@@ -83,6 +84,7 @@ def raw_rows(
             *rest,
         ) in chunk:
             is_current, source, created_at, note, evidence, confidence, slug, number = rest[:8]
+            pending = rest[8]
             yield {
                 "study": study.slug,
                 "group": seats.group_of(conversation_id, username),
@@ -100,7 +102,8 @@ def raw_rows(
                 "evidence": evidence,
                 "confidence": confidence,
                 "taxonomy_version": f"{slug} v{number}",
-                **dict(zip(TEXT_COLUMNS, rest[8:], strict=False)),
+                "split_pending": pending,
+                **dict(zip(TEXT_COLUMNS, rest[9:], strict=False)),
             }
         if len(chunk) < chunk_size:
             return

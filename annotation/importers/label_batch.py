@@ -82,6 +82,9 @@ class _Label:
     pk: int | None = None
     item: LabelItem | None = None
     is_current: bool = True
+    # an existing row waiting for its annotator's side of a split type (evolution): the
+    # card's round waits for it, as CardState.advance does
+    pending: bool = False
 
     def columns(self) -> dict:
         """The annotation row's own columns (the batch adds version, source and time)."""
@@ -230,16 +233,23 @@ def _current_labels(turn_ids: list[int]) -> dict[int, dict[tuple[int, int], _Lab
     turns_sql, params = in_list("a.turn_id", turn_ids)
     rows = query_rows(
         "SELECT a.id, a.turn_id, a.annotator_id, a.round, a.note, a.evidence, a.confidence, "
-        f'l.type_id, t.code FROM "{Annotation._meta.db_table}" a '
+        f'a.split_pending, l.type_id, t.code FROM "{Annotation._meta.db_table}" a '
         f'LEFT JOIN "{through}" l ON l.annotation_id = a.id '
         f'LEFT JOIN "{Type._meta.db_table}" t ON t.id = l.type_id '
         f"WHERE a.is_current AND {turns_sql} ORDER BY a.id, l.id",
         params,
     )
     out: dict[int, dict[tuple[int, int], _Label]] = defaultdict(dict)
-    for (pk, turn_id, annotator_id, round, note, evidence, confidence), links in itertools.groupby(
-        rows, key=lambda row: row[:7]
-    ):
+    for (
+        pk,
+        turn_id,
+        annotator_id,
+        round,
+        note,
+        evidence,
+        confidence,
+        pending,
+    ), links in itertools.groupby(rows, key=lambda row: row[:8]):
         links = [(type_id, code) for *_, type_id, code in links if type_id is not None]
         out[turn_id][(annotator_id, round)] = _Label(
             codes=frozenset(code for _, code in links),
@@ -249,6 +259,7 @@ def _current_labels(turn_ids: list[int]) -> dict[int, dict[tuple[int, int], _Lab
             confidence=confidence,
             order=(0, pk),
             pk=pk,
+            pending=bool(pending),
         )
     return out
 
@@ -274,7 +285,7 @@ def _record(
     unless it is the very same label (a resubmit changes nothing)."""
     key = (item.annotator_id, item.round)
     previous = current[item.turn_id].get(key)
-    if previous is not None and previous.same_as(item):
+    if previous is not None and not previous.pending and previous.same_as(item):
         return
     if previous is not None:
         previous.is_current = False
@@ -308,6 +319,8 @@ def _advance(
         for (annotator_id, round), label in current[card.turn_id].items()
         if round == card.round and annotator_id in group_annotators
     ]
+    if any(label.pending for label in labels):
+        return  # a label waits for its annotator's split side: nothing is guessed
     from_round = card.round
     moved, method = card.step(
         len(group_annotators), [label.codes for label in labels], discussion_rounds

@@ -15,7 +15,8 @@ from django_htmx.http import HttpResponseClientRedirect, push_url
 
 from annotation.models import Proposal
 
-from ..access import get_card_for_annotator, get_study_for_user
+from ..access import get_card_for_annotator, get_study_for_user, is_expert
+from ..evolution import pending_labels
 from ..forms import AnnotationForm, MyCardsFilter, form_errors
 from ..intake import splitcheck
 from ..models import (
@@ -63,6 +64,8 @@ def study(request: HttpRequest, slug: str) -> HttpResponse:
         .count()
     )
     ctx["moderates"] = role == Role.LEAD or study.groups.filter(moderator=request.user).exists()
+    ctx["is_expert"] = is_expert(study, request.user, role)
+    ctx["split_waiting"] = pending_labels(request.user, study).count()
     if role == Role.LEAD:
         ctx["progress"] = _group_progress(study)
         ctx.update(jobs_panel_context(study, request.user, request.GET))

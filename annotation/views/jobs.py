@@ -31,6 +31,7 @@ from django.views.decorators.http import require_GET
 
 from ..access import agreement_locked_reason, get_job_for_lead, lead_page, lead_post
 from ..agreement.data import data_stamp
+from ..evolution import report_versions
 from ..exports import EXPORT_FORMATS, may_download
 from ..forms import AgreementForm, ExportForm, JobFilter, form_errors
 from ..models import Job, JobKind, JobStatus, Study
@@ -92,6 +93,7 @@ def jobs_panel_context(study: Study, user, params: QueryDict | None = None) -> d
         "job_filter": job_filter,
         "jobs_query": urlencode({"kind": kind}) if kind else "",
         "job_rounds": _rounds(study),
+        "job_versions": report_versions(study),
         "export_formats": EXPORT_FORMATS,
         "report_url": reverse("report", args=[study.slug]),
         "agreement_locked": agreement_locked_reason(user, study),
@@ -129,6 +131,9 @@ def start_agreement(request: HttpRequest, study: Study) -> HttpResponse:
         messages.error(request, f"Agreement not started: {form_errors(form)}")
         return _panel_response(request, study, http=422)
     params = {"round": form.cleaned_data["round"], "seed": 0, "n_boot": 1000}
+    version = form.cleaned_data["version"]
+    if version is not None and version != study.taxonomy_version_id:
+        params["version"] = version  # an old version's report (annotation/evolution/)
     enqueue(request, study, JobKind.AGREEMENT, params, run_agreement)
     return _panel_response(request, study)
 

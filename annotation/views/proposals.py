@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from taxonomy.models import Category, Type
 
 from ..access import get_card_for_annotator, get_study_for_expert, get_study_for_user
+from ..evolution import accept_preview
 from ..forms import ProposalDecisionForm, ProposalForm, form_errors
 from ..models import Proposal, ProposalDecided, ProposalError, Study
 
@@ -62,25 +63,32 @@ def proposal_decide(request: HttpRequest, slug: str, proposal_id: int) -> HttpRe
     proposal = get_object_or_404(Proposal, pk=proposal_id, study=study)
     form = ProposalDecisionForm(request.POST)
     error, http = "", 200
+    confirm = None
     if not form.is_valid():
         error, http = form_errors(form, " "), 422
     else:
         try:
-            _decide(proposal, request.user, form.cleaned_data)
+            d = form.cleaned_data
+            if d["action"] == "accept" and request.POST.get("confirm") != "1":
+                # a new version only after a confirmation that says what it changes
+                confirm = accept_preview(proposal, d["category"] or None)
+                confirm.update(category=d["category"], reason=d["reason"])
+            else:
+                _decide(proposal, request.user, d)
         except ProposalDecided as e:
             error, http = str(e), 409
         except ProposalError as e:
             error, http = str(e), 422
     if request.htmx:
         ctx = _queue_context(study, only=proposal.pk)
-        ctx["p"].error = error
+        ctx["p"].error, ctx["p"].confirm = error, confirm
         return render(request, "annotation/proposals/proposals.html#proposal", ctx, status=http)
-    if not error:
+    if not error and confirm is None:
         return redirect("proposals", slug=study.slug)
     ctx = _queue_context(study)
     for p in [*ctx["pending"], *ctx["decided"]]:
         if p.pk == proposal.pk:
-            p.error = error
+            p.error, p.confirm = error, confirm
     return render(request, "annotation/proposals/proposals.html", ctx, status=http)
 
 

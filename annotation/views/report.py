@@ -20,6 +20,8 @@ from django.utils.html import escape
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
+from taxonomy.models import TaxonomyVersion
+
 from ..access import get_study_for_reporter
 from ..agreement import svg
 from ..agreement.render import md_escape, tex_escape, to_csv, to_latex, to_markdown
@@ -45,6 +47,13 @@ def _latest_report_job(study: Study) -> Job | None:
     )
 
 
+def _version_of(study: Study, job: Job) -> TaxonomyVersion:
+    """The taxonomy version the job's report was computed on (older results: the study's)."""
+    pk = job.result.get("taxonomy_version_id")
+    found = TaxonomyVersion.objects.filter(pk=pk).first() if pk else None
+    return found or study.taxonomy_version
+
+
 def _is_stale(study: Study, job: Job) -> bool:
     """Whether annotations changed since the job ran; False when the stamp is not known."""
     try:
@@ -64,7 +73,9 @@ def report(request: HttpRequest, slug: str) -> HttpResponse:
     job = _latest_report_job(study)
     ctx: dict = {"study": study, "job": job, "sample": study.samples.first()}
     if job is not None:
-        entries, axis_names = taxonomy_entries(study.taxonomy_version)
+        version = _version_of(study, job)
+        ctx["old_version"] = version if version.pk != study.taxonomy_version_id else None
+        entries, axis_names = taxonomy_entries(version)
         ctx["stale"] = _is_stale(study, job)
         ctx["round"] = job.result.get("round", 1)
         ctx["axes"] = [
@@ -88,7 +99,7 @@ def report_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     if writer is None:
         body = json.dumps(job.result, allow_nan=False, indent=1)
     else:
-        body = writer(job.result, taxonomy_entries(study.taxonomy_version)[0])
+        body = writer(job.result, taxonomy_entries(_version_of(study, job))[0])
         body += _sample_section(study, fmt)
     response = HttpResponse(body, content_type=content_type)
     filename = f"{study.slug}-agreement-round{job.result.get('round', 1)}.{extension}"

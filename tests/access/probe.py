@@ -47,6 +47,8 @@ def _page_requests(slug: str, turn: Turn) -> list[tuple[str, str, dict, dict]]:
         reverse("discussion", args=t),
         reverse("discussion_context", args=t),
         reverse("card_timeline", args=t),
+        reverse("split_queue", args=[slug]),
+        reverse("taxonomy", args=[slug]),
     ]
     out = [("get", u, {}, h) for u in reads for h in ({}, HTMX)]
     posts = [

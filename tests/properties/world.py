@@ -204,7 +204,7 @@ class World:
 
     def decide_proposal(self, user, proposal_id: int, action: str, value: str) -> bool:
         """accept (value: category or ""), map (value: type code) or reject (value: reason)."""
-        data = {"action": action}
+        data = {"action": action, "confirm": "1"}  # accept: past its confirmation
         data[{"accept": "category", "map": "code", "reject": "reason"}[action]] = value
         response = self.client(user).post(self.url("proposal_decide", proposal_id), data)
         return _done(response, 302)

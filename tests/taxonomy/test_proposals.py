@@ -174,12 +174,14 @@ def test_accept_makes_version_2_with_the_type_and_the_study_uses_it(
     v1 = study.taxonomy_version
     p = a_proposal(study, turns[0], alice)
     client.force_login(lead)
-    r = client.post(decide_url(study, p), {"action": "accept", "category": ""}, **HX)
+    r = client.post(
+        decide_url(study, p), {"action": "accept", "category": "", "confirm": "1"}, **HX
+    )
     assert r.status_code == 200 and "accepted" in r.content.decode()
     study.refresh_from_db()
     v2 = study.taxonomy_version
     assert (v2.number, v2.parent, v2.frozen) == (2, v1, True)
-    assert v2.mapping == {code: code for code in V1_CODES}
+    assert v2.code_map() == {code: [code] for code in V1_CODES}
     new = v2.types_by_code()
     assert set(new) == V1_CODES | {"premature_optimisation"}
     added = new["premature_optimisation"]
@@ -340,7 +342,7 @@ def test_a_second_decision_is_refused_and_changes_nothing(
 ):
     p = a_proposal(study, turns[0], alice)
     client.force_login(lead)
-    client.post(decide_url(study, p), {"action": "accept"}, **HX)
+    client.post(decide_url(study, p), {"action": "accept", "confirm": "1"}, **HX)
     client.force_login(expert)
     r = client.post(decide_url(study, p), {"action": "reject", "reason": "late"})
     html = r.content.decode()
@@ -349,7 +351,7 @@ def test_a_second_decision_is_refused_and_changes_nothing(
     p.refresh_from_db()
     assert (p.status, p.decided_by, p.decision_reason) == ("accepted", lead, "")
     assert TaxonomyVersion.objects.count() == 2
-    r = client.post(decide_url(study, p), {"action": "accept"}, **HX)
+    r = client.post(decide_url(study, p), {"action": "accept", "confirm": "1"}, **HX)
     assert "already accepted" in r.content.decode()
     assert TaxonomyVersion.objects.count() == 2
 

@@ -48,7 +48,7 @@ def test_it_renames_a_type_keeping_its_code():
     v2, _ = v1.derive(rename={"code_rollback": "Reverted code"})
     assert v2.types_by_code()["code_rollback"].name == "Reverted code"
     assert v1.types_by_code()["code_rollback"].name != "Reverted code"
-    assert v2.mapping["code_rollback"] == "code_rollback"
+    assert v2.code_map()["code_rollback"] == ["code_rollback"]
     with pytest.raises(ValueError, match="unknown type code"):
         v1.derive(rename={"nope": "x"})
 

@@ -1,4 +1,5 @@
-"""python manage.py agreement SLUG [--round 1] [--json] [--seed 0] [--bootstrap 1000]"""
+"""python manage.py agreement SLUG [--round 1] [--json] [--seed 0] [--bootstrap 1000]
+[--taxonomy-version N]"""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ class Command(StudyCommand):
         "it, a summary per axis with the report page's numbers (annotation/agreement/tables.py): "
         "cards, Krippendorff's alpha, group and pair kappas with bootstrap 95% intervals, "
         "per type the prevalence in the consensus and the pairs' kappas, each annotator "
-        "against the consensus, and the taxonomy table."
+        "against the consensus, and the taxonomy table. --taxonomy-version N computes it on an "
+        "earlier taxonomy version the study moved away from (its labels as they stood)."
     )
 
     def add_arguments(self, parser) -> None:
@@ -34,15 +36,36 @@ class Command(StudyCommand):
             default=1000,
             help="bootstrap resamples for the kappa intervals (default 1000; 0 = none)",
         )
+        parser.add_argument(
+            "--taxonomy-version",
+            dest="taxonomy_version",
+            type=int,
+            default=None,
+            help="the taxonomy version number (default: the study's own)",
+        )
 
-    def handle(self, *args, slug: str, round: int, seed: int, bootstrap: int, **options) -> None:
+    def handle(
+        self, *args, slug: str, round: int, seed: int, bootstrap: int, taxonomy_version, **options
+    ) -> None:
         study = self.get_study(slug)
         if round < 1:
             raise CommandError(f"--round: must be a positive integer, got {round}")
         if bootstrap < 0:
             raise CommandError(f"--bootstrap: must be 0 or more, got {bootstrap}")
-        result = compute_study_report(study, round=round, n_boot=bootstrap, seed=seed)
+        chosen, version = study.taxonomy_version, taxonomy_version
+        if version is not None:
+            chosen = study.taxonomy_version.taxonomy.versions.filter(number=version).first()
+            if chosen is None:
+                raise CommandError(
+                    f"--taxonomy-version: {study.taxonomy_version.taxonomy} has no v{version}"
+                )
+        try:
+            result = compute_study_report(
+                study, round=round, n_boot=bootstrap, seed=seed, version=chosen
+            )
+        except ValueError as e:
+            raise CommandError(f"--taxonomy-version: {e}") from None
         if options["json"]:
             self.stdout.write(json.dumps(result, allow_nan=False, indent=2))
         else:
-            self.stdout.write(to_text(result, taxonomy_entries(study.taxonomy_version)[0]))
+            self.stdout.write(to_text(result, taxonomy_entries(chosen)[0]))

@@ -1,0 +1,415 @@
+"""The move of a study to a new taxonomy version: the mapping composed (Carrier), what a
+move does (plan_counts, preview, the confirmation's words), and the move itself (evolve,
+move_study). The package's docstring gives the rules."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.db import transaction
+from django.db.models import Max
+
+from taxonomy.models import Category, TaxonomyVersion, Type
+
+from ..models import (
+    Annotation,
+    CardState,
+    CardStatus,
+    Consensus,
+    ProposalDecided,
+    ProposalError,
+    Study,
+    StudyGold,
+    TaxonomyMove,
+)
+
+# rows carried per round trip
+CHUNK = 2000
+
+
+class EvolutionError(ValueError):
+    """A change or a move that cannot be made as asked; nothing was changed."""
+
+
+# -- the mapping -------------------------------------------------------------------------------
+
+
+class Carrier:
+    """Carries label sets of any earlier version of the lineage to `new`: the mappings of
+    every version between composed, once per source version."""
+
+    def __init__(self, new: TaxonomyVersion) -> None:
+        self.new = new
+        self._steps: dict[int, list[dict[str, list[str]]]] = {}
+
+    def steps(self, version_id: int) -> list[dict[str, list[str]]]:
+        if version_id not in self._steps:
+            chain, v = [], self.new
+            while v.pk != version_id:
+                if v.parent_id is None:
+                    raise EvolutionError(
+                        f"labels under taxonomy version id {version_id} are not of the "
+                        f"lineage of {self.new}: nothing was changed"
+                    )
+                chain.append(v.code_map())
+                v = v.parent
+            self._steps[version_id] = chain[::-1]
+        return self._steps[version_id]
+
+    def targets(self, code: str, version_id: int) -> list[str]:
+        """Where `code` of version `version_id` goes in `new`: one code, or the parts of a
+        split (several). A code the mapping does not carry is an error, never a drop."""
+        targets = [code]
+        for step in self.steps(version_id):
+            out: list[str] = []
+            for t in targets:
+                if not step.get(t):
+                    raise EvolutionError(
+                        f"type code {t!r} has no place in the mapping to {self.new}: "
+                        "nothing was changed (a label is never dropped silently)"
+                    )
+                out += step[t]
+            targets = list(dict.fromkeys(out))
+        return targets
+
+    def carry(self, codes: Iterable[str], version_id: int) -> tuple[frozenset[str], tuple]:
+        """(the carried codes, the codes waiting for a split side) of one label set."""
+        carried: set[str] = set()
+        pending = []
+        for code in codes:
+            targets = self.targets(code, version_id)
+            if len(targets) > 1:
+                pending.append(code)
+            else:
+                carried.update(targets)
+        return frozenset(carried), tuple(sorted(pending))
+
+
+# -- what a move does --------------------------------------------------------------------------
+
+
+def plan_counts(study: Study, new: TaxonomyVersion) -> dict[str, int]:
+    """How many rows the move of `study` to `new` carries and how: what the confirmation
+    page says and the move records. A handful of counting queries."""
+    code_map = new.code_map()
+    split = {c for c, t in code_map.items() if len(t) > 1}
+    recoded = {c for c, t in code_map.items() if len(t) == 1 and t != [c]}
+    annotations = Annotation.objects.filter(turn__conversation__study=study, is_current=True)
+    consensus = Consensus.objects.filter(group__study=study, is_current=True)
+    gold = StudyGold.objects.filter(study=study, is_current=True)
+
+    def using(rows, codes: set[str]) -> int:
+        if not codes:
+            return 0
+        return rows.filter(types__code__in=codes).values("pk").distinct().count()
+
+    split_rows = annotations.filter(types__code__in=split) if split else annotations.none()
+    return {
+        "annotations": annotations.count(),
+        "annotations_recoded": using(annotations, recoded),
+        "annotations_pending": using(annotations, split),
+        "cards_queued": split_rows.values("turn_id").distinct().count(),
+        "consensus": consensus.count(),
+        "consensus_recoded": using(consensus, recoded),
+        "consensus_to_moderator": using(consensus, split),
+        "study_gold": gold.count(),
+        "study_gold_recoded": using(gold, recoded),
+        "study_gold_reopened": using(gold, split),
+    }
+
+
+def describe_changes(new: TaxonomyVersion) -> dict[str, list[dict]]:
+    """new.changes() in names and codes, for pages and the move's record."""
+    changes = new.changes()
+    return {
+        "added": [
+            {"name": t.name, "code": t.code, "category": t.category.name} for t in changes["added"]
+        ],
+        "renamed": [{"old": old, "name": t.name, "code": t.code} for old, t in changes["renamed"]],
+        "merged": [
+            {
+                "from": [{"name": s.name, "code": s.code} for s in sources],
+                "into": {"name": t.name, "code": t.code},
+            }
+            for sources, t in changes["merged"]
+        ],
+        "split": [
+            {
+                "from": {"name": old.name, "code": old.code},
+                "into": [
+                    {"name": t.name, "code": t.code, "definition": t.definition} for t in parts
+                ],
+            }
+            for old, parts in changes["split"]
+        ],
+    }
+
+
+def summary(study: Study, new: TaxonomyVersion) -> dict:
+    """What moving `study` to `new` changes: the types and the rows, as the confirmation
+    page says it."""
+    return {
+        "from_version": str(study.taxonomy_version),
+        "to_version": str(new),
+        "changes": describe_changes(new),
+        "counts": plan_counts(study, new),
+    }
+
+
+class _Rollback(Exception):
+    pass
+
+
+def _rolled_back(version: TaxonomyVersion, spec: dict, said) -> dict:
+    """said(new) of the version `spec` derives from `version`, in a transaction rolled
+    back: what confirming would make, with nothing written."""
+    result: dict = {}
+    try:
+        with transaction.atomic():
+            try:
+                new, _ = version.derive(**spec)
+            except ValueError as e:
+                raise EvolutionError(f"{e}. Nothing was changed.") from None
+            result = said(new)
+            raise _Rollback
+    except _Rollback:
+        pass
+    return result
+
+
+def preview(study: Study, spec: dict) -> dict:
+    """What evolve(study, spec) would do, with nothing written: the same derive and counts
+    rolled back, so the confirmation says exactly what confirming does. Raises
+    EvolutionError for a change that cannot be made."""
+    return _rolled_back(study.taxonomy_version, spec, lambda new: summary(study, new))
+
+
+def accept_preview(proposal, category: str | None) -> dict:
+    """What accepting `proposal` into `category` would make (Proposal.accept: the version
+    with the type; no label moves, codes are stable), with nothing written. Raises what
+    accept raises for a decided proposal or an unknown category."""
+    proposal.refresh_from_db()
+    if not proposal.is_pending:
+        raise ProposalDecided(proposal)
+    current = proposal.study.taxonomy_version
+    axis_code = proposal.axis.code if proposal.axis else None
+    if (
+        category
+        and not Category.objects.filter(
+            axis__version=current, axis__code=axis_code, name=category
+        ).exists()
+    ):
+        raise ProposalError(f"no category {category!r} in {current}")
+    spec = {
+        "add": [
+            {
+                "name": proposal.name,
+                "definition": proposal.definition,
+                "axis": axis_code,
+                "category": category,
+            }
+        ]
+    }
+    return _rolled_back(
+        current,
+        spec,
+        lambda new: {
+            "from_version": str(current),
+            "to_version": str(new),
+            "changes": describe_changes(new),
+        },
+    )
+
+
+def evolve(study: Study, spec: dict, by=None, *, expected_version: int | None = None):
+    """Derive the new version from the study's and move the study to it, in one
+    transaction. `expected_version`: the version id the confirmation was made against; a
+    study that has moved since is refused (the confirmation no longer says what happens)."""
+    with transaction.atomic():
+        study = (
+            Study.objects.select_for_update().select_related("taxonomy_version").get(pk=study.pk)
+        )
+        if expected_version is not None and study.taxonomy_version_id != expected_version:
+            raise EvolutionError(
+                f"The study's taxonomy changed since this confirmation (it is now "
+                f"{study.taxonomy_version}): review the changes again. Nothing was changed."
+            )
+        _refuse_while_pending(study)
+        try:
+            new, _ = study.taxonomy_version.derive(**spec)
+        except ValueError as e:
+            raise EvolutionError(f"{e}. Nothing was changed.") from None
+        return move_study(study, new, by)
+
+
+def _refuse_while_pending(study: Study) -> None:
+    waiting = pending_in(study).count()
+    if waiting:
+        raise EvolutionError(
+            f"{waiting} label{'s' if waiting != 1 else ''} still wait for their annotators "
+            f"to choose a side of a split type of {study.taxonomy_version}; a new version "
+            "waits until they have, so that no side is guessed. Nothing was changed."
+        )
+
+
+def move_study(study: Study, new: TaxonomyVersion, by=None) -> TaxonomyMove:
+    """Carry every current annotation, consensus and study-level gold of `study` to `new`
+    (derived from the study's version), and switch the study to it."""
+    with transaction.atomic():
+        study = (
+            Study.objects.select_for_update().select_related("taxonomy_version").get(pk=study.pk)
+        )
+        old = study.taxonomy_version
+        if new.parent_id != old.pk:
+            raise EvolutionError(
+                f"{new} is not derived from {old}, the study's version: nothing was changed"
+            )
+        _refuse_while_pending(study)
+        counts = plan_counts(study, new)
+        move = TaxonomyMove.objects.create(
+            study=study, from_version=old, to_version=new, moved_by=by, counts=counts
+        )
+        carrier = Carrier(new)
+        types = dict(Type.objects.filter(axis__version=new).values_list("code", "pk"))
+        _carry_annotations(study, move, carrier, types)
+        split = _carry_decisions(
+            Consensus,
+            Consensus.objects.filter(group__study=study),
+            ("turn_id", "group_id", "method", "from_round"),
+            move,
+            carrier,
+            types,
+        )
+        for turn_id, group_id in split:
+            # the moderator decides a split consensus on the new version
+            CardState.objects.filter(turn_id=turn_id, group_id=group_id).update(
+                status=CardStatus.ESCALATED
+            )
+        _carry_decisions(
+            StudyGold,
+            StudyGold.objects.filter(study=study),
+            ("study_id", "turn_id", "method"),
+            move,
+            carrier,
+            types,
+        )
+        study.taxonomy_version = new
+        study.save(update_fields=["taxonomy_version"])
+        new.freeze()
+    return move
+
+
+def _codes_of(model, ids: list[int]) -> dict[int, list[str]]:
+    through = model.types.through
+    owner = f"{model._meta.model_name}_id"
+    out: dict[int, list[str]] = {}
+    rows = through.objects.filter(**{f"{owner}__in": ids}).values_list(owner, "type__code")
+    for pk, code in rows:
+        out.setdefault(pk, []).append(code)
+    return out
+
+
+def _links(model, rows: list, sets: list[Iterable[str]], types: dict[str, int]) -> None:
+    through = model.types.through
+    owner = f"{model._meta.model_name}_id"
+    through.objects.bulk_create(
+        through(**{owner: row.pk, "type_id": types[code]})
+        for row, codes in zip(rows, sets, strict=True)
+        for code in sorted(codes)
+    )
+
+
+def _chunks(current, last: int):
+    """The ids of `current` up to `last`, a chunk at a time; each chunk is retired by the
+    caller before the next is read (so the rows carried meanwhile are never read)."""
+    while chunk := list(
+        current.filter(pk__lte=last).order_by("pk").values_list("pk", flat=True)[:CHUNK]
+    ):
+        yield chunk
+
+
+def _carry_annotations(study: Study, move: TaxonomyMove, carrier: Carrier, types) -> None:
+    current = Annotation.objects.filter(turn__conversation__study=study, is_current=True)
+    last = current.aggregate(n=Max("pk"))["n"] or 0
+    fields = (
+        "pk",
+        "turn_id",
+        "annotator_id",
+        "round",
+        "taxonomy_version_id",
+        "note",
+        "evidence",
+        "confidence",
+        "source",
+        "created_at",
+    )
+    for chunk in _chunks(current, last):
+        # retired first: the partial unique index allows one current row per label
+        Annotation.objects.filter(pk__in=chunk).update(is_current=False, retired_by=move)
+        codes = _codes_of(Annotation, chunk)
+        rows, sets = [], []
+        for r in Annotation.objects.filter(pk__in=chunk).order_by("pk").values(*fields):
+            carried, pending = carrier.carry(codes.get(r["pk"], ()), r["taxonomy_version_id"])
+            rows.append(
+                Annotation(
+                    turn_id=r["turn_id"],
+                    annotator_id=r["annotator_id"],
+                    round=r["round"],
+                    taxonomy_version=move.to_version,
+                    note=r["note"],
+                    evidence=r["evidence"],
+                    confidence=r["confidence"],
+                    source=r["source"],
+                    # when the annotator gave the label: a carry is not a new judgment
+                    created_at=r["created_at"],
+                    carried_from_id=r["pk"],
+                    split_pending=" ".join(pending),
+                )
+            )
+            sets.append(carried)
+        _links(Annotation, Annotation.objects.bulk_create(rows), sets, types)
+
+
+def _carry_decisions(model, rows, own: tuple, move, carrier: Carrier, types) -> set[tuple]:
+    """Carry the current decisions (consensus or study gold) of `rows`; returns the (turn,
+    group) of those with a split type, retired without a successor."""
+    current = rows.filter(is_current=True)
+    last = current.aggregate(n=Max("pk"))["n"] or 0
+    fields = ("pk", "taxonomy_version_id", "decided_by_id", "decided_at", "rationale", *own)
+    split: set[tuple] = set()
+    for chunk in _chunks(current, last):
+        model.objects.filter(pk__in=chunk).update(is_current=False, retired_by=move)
+        codes = _codes_of(model, chunk)
+        new_rows, sets = [], []
+        for r in model.objects.filter(pk__in=chunk).order_by("pk").values(*fields):
+            carried, pending = carrier.carry(codes.get(r["pk"], ()), r["taxonomy_version_id"])
+            if pending:
+                split.add((r["turn_id"], r.get("group_id")))
+                continue
+            new_rows.append(
+                model(
+                    **{f: r[f] for f in own},
+                    decided_by_id=r["decided_by_id"],
+                    decided_at=r["decided_at"],
+                    rationale=r["rationale"],
+                    taxonomy_version=move.to_version,
+                    carried_from_id=r["pk"],
+                )
+            )
+            sets.append(carried)
+        _links(model, model.objects.bulk_create(new_rows), sets, types)
+    return split
+
+
+def report_versions(study: Study) -> list[TaxonomyVersion]:
+    """The versions a report can be computed on: the study's, then each it moved away
+    from, newest first (agreement.data computes on the labels that move retired)."""
+    moved = [m.from_version for m in study.taxonomy_moves.select_related("from_version")]
+    return [study.taxonomy_version, *moved]
+
+
+def pending_in(study: Study):
+    """The study's current labels waiting for their annotator's side of a split type."""
+    return Annotation.objects.filter(turn__conversation__study=study, is_current=True).exclude(
+        split_pending=""
+    )
