@@ -25,6 +25,7 @@ from rest_framework.reverse import reverse
 
 from taxonomy.models import TaxonomyVersion
 
+from .. import evidence
 from ..access import (
     agreement_locked_reason,
     get_card_for_annotator,
@@ -197,6 +198,14 @@ def annotate(request: Request, slug: str, turn_id: int) -> Response:
     # the server decides the round: the client's (1 unless given) is only checked against it
     if data["round"] != round:
         return _conflict(_wrong_round(state, data["round"]))
+    span, quote = None, data["evidence"]
+    if data["evidence_span"] is not None:
+        try:
+            span, quote = evidence.span_at_index(turn, data["evidence_span"], quote)
+        except evidence.EvidenceError as e:
+            raise ValidationError({"evidence_span": [str(e)]}) from e
+    else:
+        quote = quote.strip()  # free text, as the form keeps it
     try:
         annotation = Annotation.submit(
             turn=turn,
@@ -206,7 +215,8 @@ def annotate(request: Request, slug: str, turn_id: int) -> Response:
             # checked again under the card's lock: a card that moved on meanwhile is a 409
             round=round,
             note=data["note"],
-            evidence=data["evidence"],
+            evidence=quote,
+            span=span,
             confidence=data["confidence"],
             source=Source.API,
             taxonomy_version=study.taxonomy_version,
