@@ -31,7 +31,8 @@ CARD_HINTS = {
     "title:Show the earlier turns (c)",
     "title:Diff with earlier code (d)",
     "text:Keys: the key beside a type toggles it, 0 no smell, Enter submit, Ctrl+Enter in a "
-    "text box, p/n previous/next, c earlier turns (again: hide them), t tool calls, d code diff, s "
+    "text box, p/n previous/next, c earlier turns (again: hide them), ' quotes the text selected "
+    "in a message as evidence, t tool calls, d code diff, s "
     "skip, f flag for later, ? the guideline (each type's definition and example).",
     "text:Ctrl+Enter · This card goes with it as the example.",
     # skip and flag for later: tests/browser/test_skip_flag.py
@@ -42,7 +43,6 @@ CARD_HINTS = {
     "text:Ctrl+Enter flags the card, Escape closes the box.",
     "kbd:?",  # the guideline button
     "title:Close the guideline (Escape or ?)",
-    "kbd:'",  # quote the selected text as evidence
 }
 REVISE_HINTS = {
     "kbd:<type key>",
