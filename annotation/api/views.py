@@ -198,14 +198,6 @@ def annotate(request: Request, slug: str, turn_id: int) -> Response:
     # the server decides the round: the client's (1 unless given) is only checked against it
     if data["round"] != round:
         return _conflict(_wrong_round(state, data["round"]))
-    span, quote = None, data["evidence"]
-    if data["evidence_span"] is not None:
-        try:
-            span, quote = evidence.span_at_index(turn, data["evidence_span"], quote)
-        except evidence.EvidenceError as e:
-            raise ValidationError({"evidence_span": [str(e)]}) from e
-    else:
-        quote = quote.strip()  # free text, as the form keeps it
     try:
         annotation = Annotation.submit(
             turn=turn,
@@ -215,8 +207,7 @@ def annotate(request: Request, slug: str, turn_id: int) -> Response:
             # checked again under the card's lock: a card that moved on meanwhile is a 409
             round=round,
             note=data["note"],
-            evidence=quote,
-            span=span,
+            **_evidence(turn, data),
             confidence=data["confidence"],
             source=Source.API,
             taxonomy_version=study.taxonomy_version,
@@ -224,6 +215,18 @@ def annotate(request: Request, slug: str, turn_id: int) -> Response:
     except RoundClosed as e:
         return _conflict(str(e))
     return Response(AnnotationOutputSerializer(annotation).data)
+
+
+def _evidence(turn, data: dict) -> dict:
+    """The input's `evidence` and `span`: a quote checked at its span (400 naming
+    evidence_span), or free text, stripped as the form strips it."""
+    if data["evidence_span"] is None:
+        return {"evidence": data["evidence"].strip(), "span": None}
+    try:
+        span, quote = evidence.span_at_index(turn, data["evidence_span"], data["evidence"])
+    except evidence.EvidenceError as e:
+        raise ValidationError({"evidence_span": [str(e)]}) from e
+    return {"evidence": quote, "span": span}
 
 
 def _conflict(message: str) -> Response:
