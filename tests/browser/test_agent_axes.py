@@ -18,6 +18,7 @@ from django.utils import timezone
 from annotation import exports
 from annotation.agreement.data import compute_study_report
 from annotation.models import Annotation, Conversation, Job, JobKind, JobStatus, Kind, Role, Study
+from tests.browser.a11y import axe_violations
 from tests.browser.pages import checked_codes, key_of, log_in, open_card
 from tests.factories import label, make_group, make_user
 from tests.importers.agent_files import SESSION, claude_code_session
@@ -78,6 +79,7 @@ def test_an_agent_episode_is_labelled_on_four_axes_with_an_evidence_span(
     figure = page.wait_for_selector("#evidence-box figure.evidence-quote")
     assert "Evidence quoted from turn 1, reply" in figure.inner_text()
     assert page.locator("#evidence-box blockquote").inner_text() == "rounded twice"
+    assert axe_violations(page) == []  # the four axis blocks and the quote, as shown now
 
     # one type per axis by its key; outcome is pick-one: its second key replaces the first
     for code in (
