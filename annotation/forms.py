@@ -7,6 +7,7 @@ from django import forms
 
 from taxonomy.models import Axis, Type
 
+from .evidence import EvidenceError, EvidenceSpan, check_span
 from .evolution import report_versions
 from .exports import EXPORT_FORMATS
 from .models import Annotation, Conversation, Group, JobKind, Source, Study
@@ -24,7 +25,8 @@ class AnnotationForm(forms.Form):
     types = forms.MultipleChoiceField(required=False)
     no_smell = forms.BooleanField(required=False)
     note = forms.CharField(required=False, widget=forms.Textarea)
-    evidence = forms.CharField(required=False, widget=forms.Textarea)
+    # not stripped here: a quote is compared with its span as posted (_span strips free text)
+    evidence = forms.CharField(required=False, strip=False, widget=forms.Textarea)
     confidence = forms.TypedChoiceField(
         required=False,
         coerce=int,
@@ -32,10 +34,17 @@ class AnnotationForm(forms.Form):
         choices=[("", "—")] + [(str(i), str(i)) for i in range(1, 6)],
     )
 
-    def __init__(self, *args, types: list[Type], **kwargs):
+    # where the evidence is quoted from (annotation/evidence.py): all four, or none
+    evidence_turn = forms.IntegerField(required=False, min_value=1)
+    evidence_part = forms.CharField(required=False)
+    evidence_start = forms.IntegerField(required=False, min_value=0)
+    evidence_end = forms.IntegerField(required=False, min_value=0)
+
+    def __init__(self, *args, types: list[Type], card=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.taxonomy_types = {t.code: t for t in types}
         self.fields["types"].choices = [(t.code, t.name) for t in types]
+        self.card = card  # the turn labelled: an evidence span is checked against it
 
     def clean(self):
         data = super().clean()
@@ -51,7 +60,26 @@ class AnnotationForm(forms.Form):
             except ValueError as e:
                 raise forms.ValidationError(str(e)) from e
         data["chosen_types"] = chosen
+        data["span"] = self._span(data)
         return data
+
+    def _span(self, data: dict) -> EvidenceSpan | None:
+        names = ("evidence_turn", "evidence_part", "evidence_start", "evidence_end")
+        values = [data.get(n) for n in names]
+        if all(v in (None, "") for v in values):
+            data["evidence"] = (data.get("evidence") or "").strip()
+            return None
+        if any(v in (None, "") for v in values) or self.card is None:
+            raise forms.ValidationError(
+                "Evidence: a quote's span needs its turn, part, start and end; select the "
+                "text in a message again and press '."
+            )
+        span = EvidenceSpan(*values)
+        try:
+            data["evidence"] = check_span(self.card, span, data.get("evidence") or "")
+        except EvidenceError as e:
+            raise forms.ValidationError(str(e)) from e
+        return span
 
     def submit(self, *, turn, group, annotator, round: int = 1):
         """The cleaned labels, submitted from the browser (Annotation.submit: RoundClosed
@@ -67,6 +95,7 @@ class AnnotationForm(forms.Form):
             evidence=d["evidence"],
             confidence=d["confidence"],
             source=Source.BROWSER,
+            span=d.get("span"),
         )
 
 

@@ -16,6 +16,8 @@ from django.utils import timezone
 
 from taxonomy.models import Axis, Category, TaxonomyVersion, Type
 
+from .evidence import EvidenceSpan
+
 
 class Role(models.TextChoices):
     ANNOTATOR = "annotator"
@@ -540,6 +542,17 @@ class Annotation(models.Model):
     taxonomy_version = models.ForeignKey(TaxonomyVersion, on_delete=models.PROTECT)
     note = models.TextField(blank=True)
     evidence = models.TextField(blank=True)
+    # where `evidence` is quoted from (annotation/evidence.py): a turn of the card's
+    # conversation up to the card, its user message or reply, [start, end) in the stored
+    # text; all null for free-text evidence (or none)
+    evidence_turn = models.ForeignKey(
+        Turn, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    evidence_part = models.CharField(
+        max_length=5, null=True, blank=True, choices=[("user", "user"), ("reply", "reply")]
+    )
+    evidence_start = models.PositiveIntegerField(null=True, blank=True)
+    evidence_end = models.PositiveIntegerField(null=True, blank=True)
     confidence = models.PositiveSmallIntegerField(null=True, blank=True)
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.BROWSER)
     is_current = models.BooleanField(default=True)
@@ -599,6 +612,7 @@ class Annotation(models.Model):
         confidence: int | None = None,
         source: str = Source.BROWSER,
         taxonomy_version: TaxonomyVersion | None = None,
+        span: EvidenceSpan | None = None,
     ) -> Annotation:
         """Save a new revision of (turn, annotator, round); the previous one stays as
         history. Two concurrent saves both land, one after the other, and neither is lost."""
@@ -616,7 +630,7 @@ class Annotation(models.Model):
                     if (
                         previous is not None
                         and not previous.split_pending
-                        and previous.same_as(types, note, evidence, confidence)
+                        and previous.same_as(types, note, evidence, confidence, span)
                     ):
                         # a double-submitted form changes nothing the second time
                         return previous
@@ -631,6 +645,7 @@ class Annotation(models.Model):
                         evidence=evidence,
                         confidence=confidence,
                         source=source,
+                        **(span.fields() if span else {}),
                     )
                     annotation.types.set(types)
                 return annotation
@@ -639,12 +654,21 @@ class Annotation(models.Model):
                     raise
         raise AssertionError("unreachable")
 
-    def same_as(self, types, note: str, evidence: str, confidence: int | None) -> bool:
-        return self.codes == frozenset(t.code for t in types) and (
-            self.note,
-            self.evidence,
-            self.confidence,
-        ) == (note, evidence, confidence)
+    def same_as(self, types, note: str, evidence: str, confidence: int | None, span=None) -> bool:
+        return (
+            self.codes == frozenset(t.code for t in types)
+            and (self.note, self.evidence, self.confidence) == (note, evidence, confidence)
+            and self.span == span
+        )
+
+    @property
+    def span(self) -> EvidenceSpan | None:
+        """Where the evidence is quoted from, or None (free-text evidence, or none)."""
+        if self.evidence_turn_id is None:
+            return None
+        return EvidenceSpan(
+            self.evidence_turn_id, self.evidence_part, self.evidence_start, self.evidence_end
+        )
 
     @property
     def codes(self) -> frozenset[str]:

@@ -32,6 +32,7 @@ from .views import (
 card = [
     path("", annotate.card, name="card"),
     path("context/", annotate.card_context, name="card_context"),
+    path("evidence/", annotate.card_evidence, name="card_evidence"),
     path("discussion/", discussion.discussion, name="discussion"),
     path("discussion/context/", discussion.discussion_context, name="discussion_context"),
     path("comments/", discussion.comment, name="comment"),

@@ -384,6 +384,16 @@ class Axis(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def rule(self) -> str:
+        """The axis's label limit in words, as the labels form shows it (check_selection
+        enforces it)."""
+        if not self.multi_select:
+            return "pick one"
+        if self.max_labels:
+            return f"at most {self.max_labels}"
+        return "any number"
+
 
 class Category(models.Model):
     axis = models.ForeignKey(Axis, on_delete=models.CASCADE, related_name="categories")

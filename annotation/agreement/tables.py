@@ -30,9 +30,13 @@ def report_spec(
     axis_names: Mapping[str, str] | None = None,
 ) -> list[AxisSpec]:
     names = axis_names or {}
+    axes = result.get("axes", {})
+    # the taxonomy's order, not the stored result's: PostgreSQL's jsonb keeps an object's
+    # keys sorted by length (the report showed Cause before Symptom)
+    order = [a for a in taxonomy if a in axes] + [a for a in axes if a not in taxonomy]
     return [
-        AxisSpec(axis, names.get(axis, axis), axis_tables(axis, data, taxonomy.get(axis, [])))
-        for axis, data in result.get("axes", {}).items()
+        AxisSpec(axis, names.get(axis, axis), axis_tables(axis, axes[axis], taxonomy.get(axis, [])))
+        for axis in order
     ]
 
 

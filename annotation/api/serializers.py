@@ -95,6 +95,18 @@ class CardDetailOutputSerializer(serializers.Serializer):
     )
 
 
+class EvidenceSpanInputSerializer(serializers.Serializer):
+    """Where `evidence` is quoted from (annotation/evidence.py): the server checks the quote
+    is exactly the stored text there."""
+
+    turn = serializers.IntegerField(
+        min_value=1, help_text="1-based index of the turn: the card's or an earlier one"
+    )
+    part = serializers.ChoiceField(choices=["user", "reply"])
+    start = serializers.IntegerField(min_value=0, help_text="first character, 0-based")
+    end = serializers.IntegerField(min_value=1, help_text="one past the last character")
+
+
 class AnnotationInputSerializer(serializers.Serializer):
     """Needs the study's taxonomy version in the context as `taxonomy_version`."""
 
@@ -104,7 +116,15 @@ class AnnotationInputSerializer(serializers.Serializer):
         help_text='Type codes; [] means "no smell"',
     )
     note = serializers.CharField(required=False, allow_blank=True, default="")
-    evidence = serializers.CharField(required=False, allow_blank=True, default="")
+    evidence = serializers.CharField(
+        required=False, allow_blank=True, default="", trim_whitespace=False
+    )
+    evidence_span = EvidenceSpanInputSerializer(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="With a quote in `evidence`: where it is in the stored text",
+    )
     confidence = serializers.IntegerField(
         required=False, allow_null=True, default=None, min_value=1, max_value=5
     )

@@ -25,6 +25,7 @@ from rest_framework.reverse import reverse
 
 from taxonomy.models import TaxonomyVersion
 
+from .. import evidence
 from ..access import (
     agreement_locked_reason,
     get_card_for_annotator,
@@ -207,7 +208,7 @@ def annotate(request: Request, slug: str, turn_id: int) -> Response:
             # checked again under the card's lock: a card that moved on meanwhile is a 409
             round=round,
             note=data["note"],
-            evidence=data["evidence"],
+            **_evidence(turn, data),
             confidence=data["confidence"],
             source=Source.API,
             taxonomy_version=study.taxonomy_version,
@@ -229,6 +230,18 @@ def _refuse_open_sort(group) -> None:
             f"Group {group.name} is in the open sort: its cards take free tags on the card "
             "page, and become round-1 labels at the freeze of the consolidated taxonomy."
         )
+
+
+def _evidence(turn, data: dict) -> dict:
+    """The input's `evidence` and `span`: a quote checked at its span (400 naming
+    evidence_span), or free text, stripped as the form strips it."""
+    if data["evidence_span"] is None:
+        return {"evidence": data["evidence"].strip(), "span": None}
+    try:
+        span, quote = evidence.span_at_index(turn, data["evidence_span"], data["evidence"])
+    except evidence.EvidenceError as e:
+        raise ValidationError({"evidence_span": [str(e)]}) from e
+    return {"evidence": quote, "span": span}
 
 
 def _conflict(message: str) -> Response:

@@ -5,10 +5,13 @@ files. The rows themselves come from gold.py and raw.py."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from importlib.metadata import version
 
 from django.contrib.auth import get_user_model
 from django.db.models import Exists, OuterRef
+
+from taxonomy.models import Type
 
 from ..models import Annotation, Group, Study
 
@@ -59,6 +62,9 @@ STUDY_GOLD_COLUMNS = GOLD_COLUMNS[GOLD_COLUMNS.index("study_gold") :]
 TEXT_COLUMNS = ("user_text", "reply_text")
 # an annotation's own fields, under the same names in the raw file
 ANNOTATION_FIELDS = ("is_current", "source", "created_at", "note", "evidence", "confidence")
+# where the evidence is quoted from (annotation/evidence.py): the turn's index in the
+# conversation, "user" or "reply", [start, end) in its stored text; null for free text
+EVIDENCE_SPAN_COLUMNS = ("evidence_turn", "evidence_part", "evidence_start", "evidence_end")
 RAW_COLUMNS = (
     "study",
     "group",
@@ -69,22 +75,82 @@ RAW_COLUMNS = (
     "annotator",
     "labels",
     *ANNOTATION_FIELDS,
+    *EVIDENCE_SPAN_COLUMNS,
     "taxonomy_version",
     # the old codes of a split type whose side the annotator has not chosen yet ("": none);
     # such a row's labels are only the rest of the carried set (annotation/evolution/)
     "split_pending",
 )
-INT_COLUMNS = {"turn", "split_first_turn", "from_round", "round", "confidence"}
+INT_COLUMNS = {
+    "turn",
+    "split_first_turn",
+    "from_round",
+    "round",
+    "confidence",
+    "evidence_turn",
+    "evidence_start",
+    "evidence_end",
+}
 BOOL_COLUMNS = {"is_current"}
 
 
 def gold_columns(study: Study, round: int = 1, with_text: bool = False) -> list[str]:
     text = list(TEXT_COLUMNS) if with_text else []
-    return [*GOLD_COLUMNS, *text, *label_columns(study, round)]
+    axes = [axis.column for axis in axis_columns(study)]
+    return [*GOLD_COLUMNS, *axes, *text, *label_columns(study, round)]
 
 
-def raw_columns(with_text: bool = False) -> list[str]:
-    return [*RAW_COLUMNS, *(TEXT_COLUMNS if with_text else ())]
+def raw_columns(with_text: bool = False, study: Study | None = None) -> list[str]:
+    axes = [axis.column for axis in axis_columns(study)] if study is not None else []
+    return [*RAW_COLUMNS, *axes, *(TEXT_COLUMNS if with_text else ())]
+
+
+@dataclass(frozen=True)
+class AxisColumn:
+    """One axis's column of a taxonomy of several axes: `<axis>_labels`, the sorted codes of
+    a multi-select axis (list<string> like `labels`), or `<axis>_label`, the one code of a
+    single-select axis (a string; null for none). The label set (`labels`, `consensus`)
+    split by axis; a single-axis taxonomy has none (`labels` is that axis)."""
+
+    column: str
+    axis: str
+    single: bool
+    codes: frozenset[str]
+
+    def pick(self, codes) -> list[str] | str | None:
+        """This axis's part of a label set (None stays None: no record)."""
+        if codes is None:
+            return None
+        mine = sorted(c for c in codes if c in self.codes)
+        if not self.single:
+            return mine
+        # a pick-one axis holds one code (check_selection); several would be a bad import,
+        # shown rather than hidden
+        return CSV_SEPARATOR.join(mine) if mine else None
+
+
+def axis_columns(study: Study) -> list[AxisColumn]:
+    """The per-axis columns of the study's taxonomy, in axis order (none for one axis).
+    An axis's codes are those of every version of the taxonomy (codes are stable, so an
+    annotation made under an earlier version splits the same way)."""
+    version = study.taxonomy_version
+    axes = list(version.axes.values_list("code", "multi_select"))
+    if len(axes) < 2:
+        return []
+    codes: dict[str, set[str]] = {}
+    for axis, code in Type.objects.filter(
+        axis__version__taxonomy_id=version.taxonomy_id
+    ).values_list("axis__code", "code"):
+        codes.setdefault(axis, set()).add(code)
+    return [
+        AxisColumn(
+            f"{code}_labels" if multi else f"{code}_label",
+            code,
+            not multi,
+            frozenset(codes.get(code, ())),
+        )
+        for code, multi in axes
+    ]
 
 
 def label_columns(study: Study, round: int = 1) -> list[str]:
@@ -107,7 +173,11 @@ def label_users(study: Study, round: int = 1) -> dict[str, int]:
 
 
 def is_label_column(name: str) -> bool:
-    return name in ("consensus", "labels", "study_gold") or name.startswith("labels_")
+    return (
+        name in ("consensus", "labels", "study_gold")
+        or name.startswith("labels_")
+        or name.endswith("_labels")  # a multi-select axis's column (axis_columns)
+    )
 
 
 def arrow_schema(columns: list[str]):

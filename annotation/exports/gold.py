@@ -36,12 +36,15 @@ from ..models import (
 from .arrow import TIMESTAMP, code_lists, flat, iso, positions, read_table, with_codes
 from .columns import (
     CONSENSUS_COLUMNS,
+    CSV_SEPARATOR,
     GOLD_CHUNK_SIZE,
     GOLD_TEXT_CHUNK_SIZE,
     SPLIT_COLUMNS,
     STUDY_GOLD_COLUMNS,
     TEXT_COLUMNS,
+    AxisColumn,
     arrow_schema,
+    axis_columns,
     gold_columns,
     label_users,
 )
@@ -173,6 +176,7 @@ class _GoldExport:
         self.blind_for_id = blind_for.pk if blind_for is not None else None
         self.schema = arrow_schema(gold_columns(study, round, with_text))
         self.users = label_users(study, round)
+        self.axes = axis_columns(study)
         groups = list(
             Group.objects.filter(assignments__conversation__study=study)
             .distinct()
@@ -216,6 +220,8 @@ class _GoldExport:
         # the consensus of a card hidden from `blind_for` would tell its round-1 labels
         visible = pc.if_else(blind, pa.scalar(None, decided.type), decided)
         columns.update(_consensus_columns(consensus, visible))
+        for axis in self.axes:  # the consensus split by axis
+            columns[axis.column] = _axis_part(columns["consensus"], axis)
         columns["status"] = self._status(near, turn_ids, rows)
         columns["label_taxonomy_version"] = pa.repeat(self.version, len(rows))
         columns.update(_study_gold(rows, turn_ids, blind, consensus["codes"], decided, lead))
@@ -380,6 +386,30 @@ class _GoldExport:
         )
         here = pc.cast(pc.is_in(rows["group_id"], value_set=groups), _INT)
         return pc.greater(pc.subtract(pc.fill_null(n, 0), here), 0)
+
+
+def _axis_part(sets, axis: AxisColumn) -> pa.Array:
+    """Each label set's codes of one axis (a null set stays null): a list of them for a
+    multi-select axis, the one code (null for none) for a single-select one."""
+    sets = sets.combine_chunks() if isinstance(sets, pa.ChunkedArray) else sets
+    codes = pc.list_flatten(sets)
+    owner = pc.list_parent_indices(sets).to_numpy()
+    keep = pc.is_in(codes, value_set=pa.array(sorted(axis.codes), _STR)).to_numpy(
+        zero_copy_only=False
+    )
+    kept, owner = codes.filter(pa.array(keep)), owner[keep]
+    counts = np.bincount(owner, minlength=len(sets))
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
+    if not axis.single:
+        return pa.ListArray.from_arrays(
+            pa.array(offsets), kept, type=pa.list_(_STR), mask=sets.is_null()
+        )
+    # a pick-one axis holds one code (check_selection); several would be a bad import,
+    # shown joined rather than hidden (AxisColumn.pick)
+    joined = pc.binary_join(
+        pa.ListArray.from_arrays(pa.array(offsets), kept, type=pa.list_(_STR)), CSV_SEPARATOR
+    )
+    return pc.if_else(pa.array(counts > 0), joined, pa.scalar(None, _STR))
 
 
 def _study_gold(rows, turn_ids, blind, sets, decided, lead: pa.Table) -> dict:

@@ -9,7 +9,14 @@ from pathlib import Path
 
 from ..access import round1_hidden_q
 from ..models import Annotation, Assignment, Group, Study
-from .columns import ANNOTATION_FIELDS, CHUNK_SIZE, TEXT_COLUMNS, raw_columns
+from .columns import (
+    ANNOTATION_FIELDS,
+    CHUNK_SIZE,
+    EVIDENCE_SPAN_COLUMNS,
+    TEXT_COLUMNS,
+    axis_columns,
+    raw_columns,
+)
 from .writers import write
 
 
@@ -30,7 +37,7 @@ def write_raw(
         )
     )
     batches = iter(lambda: list(islice(rows, chunk_size)), [])
-    return write(batches, raw_columns(with_text), Path(path), fmt, progress)
+    return write(batches, raw_columns(with_text, study), Path(path), fmt, progress)
 
 
 def raw_rows(
@@ -58,11 +65,16 @@ def raw_rows(
         "round",
         "annotator__username",
         *ANNOTATION_FIELDS,
+        "evidence_turn__index",
+        "evidence_part",
+        "evidence_start",
+        "evidence_end",
         "taxonomy_version__taxonomy__slug",
         "taxonomy_version__number",
         "split_pending",
         *(f"turn__{name}" for name in TEXT_COLUMNS if with_text),
     )
+    axes = axis_columns(study)
     last_pk = 0
     while True:
         chunk = list(annotations.filter(pk__gt=last_pk).values_list(*fields)[:chunk_size])
@@ -83,8 +95,9 @@ def raw_rows(
             username,
             *rest,
         ) in chunk:
-            is_current, source, created_at, note, evidence, confidence, slug, number = rest[:8]
-            pending = rest[8]
+            is_current, source, created_at, note, evidence, confidence = rest[:6]
+            span, (slug, number), pending, text = rest[6:10], rest[10:12], rest[12], rest[13:]
+            codes = labels.get(pk, [])
             yield {
                 "study": study.slug,
                 "group": seats.group_of(conversation_id, username),
@@ -94,16 +107,18 @@ def raw_rows(
                 "split_first_turn": first,
                 "round": rnd,
                 "annotator": username,
-                "labels": labels.get(pk, []),
+                "labels": codes,
                 "is_current": is_current,
                 "source": source,
                 "created_at": created_at.isoformat(),
                 "note": note,
                 "evidence": evidence,
                 "confidence": confidence,
+                **dict(zip(EVIDENCE_SPAN_COLUMNS, span, strict=True)),
                 "taxonomy_version": f"{slug} v{number}",
                 "split_pending": pending,
-                **dict(zip(TEXT_COLUMNS, rest[9:], strict=False)),
+                **{axis.column: axis.pick(codes) for axis in axes},
+                **dict(zip(TEXT_COLUMNS, text, strict=False)),
             }
         if len(chunk) < chunk_size:
             return

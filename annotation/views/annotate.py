@@ -15,6 +15,7 @@ from django_htmx.http import HttpResponseClientRedirect, push_url
 
 from annotation.models import Proposal
 
+from .. import evidence
 from ..access import get_card_for_annotator, get_study_for_user, is_expert
 from ..evolution import pending_labels
 from ..forms import AnnotationForm, MyCardsFilter, form_errors
@@ -146,7 +147,7 @@ def card(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
         return _render_card(request, study, turn, types, group=group, card_status=status)
     if group.open_sorting:  # free tags instead of types (annotation/opensort)
         return _submit_tags(request, study, turn, group)
-    form = AnnotationForm(request.POST, types=types)
+    form = AnnotationForm(request.POST, types=types, card=turn)
     if not form.is_valid():
         # the input comes back, to be corrected, marked as not saved (labels.js swaps a 422)
         return _render_card(
@@ -202,6 +203,26 @@ def card_context(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     earlier = Turn.objects.filter(conversation_id=turn.conversation_id, index__lt=turn.index)
     ctx = {"study": study, "turn": turn, "earlier": earlier}
     return render(request, "annotation/card.html#context", ctx)
+
+
+@login_required
+@require_http_methods(["POST"])
+def card_evidence(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
+    """The card's evidence box for a selection (quote, turn, part, hint: the selection's
+    offset in the rendered message), found in the stored text; or, with `remove`, the box
+    empty. Nothing is stored here: the span goes with the labels form's submit."""
+    study, _ = get_study_for_user(request.user, slug)
+    turn, group = get_card_for_annotator(request.user, study, turn_id)
+    ctx = {"study": study, "turn": turn, "locked": _card_status(turn, group) != CardStatus.OPEN}
+    if request.POST.get("remove") or ctx["locked"]:
+        return render(request, "annotation/_evidence.html", ctx)
+    ctx["evidence_text"] = request.POST.get("evidence", "")
+    try:
+        ctx.update(evidence.from_selection(turn, request.POST))
+    except evidence.EvidenceError as e:
+        ctx["evidence_error"] = str(e)
+        return render(request, "annotation/_evidence.html", ctx, status=422)
+    return render(request, "annotation/_evidence.html", ctx)
 
 
 def _after_submit(request: HttpRequest, study: Study, turn: Turn, saved: str = "") -> HttpResponse:
@@ -268,6 +289,7 @@ def _render_card(
         "state_status": card_status,
         "put_off": CardSkip.objects.filter(turn=turn, annotator=request.user).first(),
         **_ticks(request.user, turn, types, form, mine, card_status),
+        **(evidence.from_form(turn, form) if form is not None else evidence.shown(mine)),
         **_position(study, request.user, turn),
     }
     if group is not None and group.open_sorting:

@@ -5,7 +5,9 @@
 // type of a pick-one axis replaces that axis's other type), Ctrl+Enter sends the labels form.
 // In a text box Ctrl+Enter sends the box's own form and Escape leaves the box.
 // c shows the earlier turns (the card and the discussion page). On the card (#card) also:
-// Enter submits, p / n previous / next card.
+// Enter submits, p / n previous / next card, ' (or ") quotes the text selected in a message
+// of the card as evidence: the server finds it in the stored text and sends back the evidence
+// box with the quote's span (annotation/evidence.py); nothing is stored before the submit.
 // With two labels forms on a page (a lead who annotates and moderates the card) the keys act
 // on the one last clicked or typed in, else on the first.
 // Unsaved changes (a form that differs from what the server rendered, or one the server sent
@@ -109,6 +111,10 @@
       return;
     }
     if (!card()) return;
+    if ((e.key === "'" || e.key === '"') && form && !locked(form) && quoteSelection(form)) {
+      e.preventDefault();
+      return;
+    }
     if (e.key === "Enter") {
       if (e.target.tagName === "BUTTON" || e.target.tagName === "A" || !form || locked(form)) return;
       e.preventDefault();
@@ -117,6 +123,42 @@
       if (clickLink('#card [data-nav="' + (key === "p" ? "prev" : "next") + '"]')) e.preventDefault();
     }
   });
+  // --- evidence ---------------------------------------------------------------------------
+  function selectedMessage(range) {  // the .text[data-part] holding the whole selection
+    function holder(node) {
+      var el = node.nodeType === 1 ? node : node.parentElement;
+      return el && el.closest(".text[data-part]");
+    }
+    var start = holder(range.startContainer);
+    return start && start === holder(range.endContainer) ? start : null;
+  }
+  function quoteSelection(form) {
+    var box = form.querySelector("#evidence-box");
+    if (!box || !window.htmx) return false;
+    var selection = window.getSelection();
+    var values = {quote: selection ? selection.toString() : "", turn: "", part: "", hint: ""};
+    if (selection && selection.rangeCount) {
+      var range = selection.getRangeAt(0);
+      var message = selectedMessage(range);
+      if (message) {
+        var before = document.createRange();  // where the selection starts in the message
+        before.setStart(message, 0);
+        before.setEnd(range.startContainer, range.startOffset);
+        values.turn = message.dataset.turnId;
+        values.part = message.dataset.part;
+        values.hint = String(before.toString().length);
+      }
+    }
+    htmx.ajax("POST", box.dataset.evidenceUrl, {source: box, target: box, swap: "outerHTML", values: values})
+      .then(function () {
+        var shown = document.getElementById("evidence-box");
+        var details = shown && shown.closest("details");
+        if (details) details.open = true;
+        if (shown && shown.querySelector('input[name="evidence_turn"]')) form.setAttribute("data-unsaved", "");
+      });
+    return true;
+  }
+
   document.addEventListener("change", function (e) {
     var box = e.target;
     var form = box.form;

@@ -59,6 +59,8 @@ def _page_requests(slug: str, turn: Turn) -> list[tuple[str, str, dict, dict]]:
         (reverse("comment", args=t), {"text": "a word"}),  # 409 while open
         (reverse("decide", args=t), DECISION),  # 409 while open
         (reverse("decide", args=t), {"rationale": ""}),  # 422
+        # the quote key's box: only what was posted comes back
+        (reverse("card_evidence", args=t), {"quote": "write", "turn": turn.pk, "part": "user"}),
     ]
     out += [("post", u, d, h) for u, d in posts for h in ({}, HTMX)]
     return out

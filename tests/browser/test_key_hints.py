@@ -31,7 +31,8 @@ CARD_HINTS = {
     "title:Show the earlier turns (c)",
     "title:Diff with earlier code (d)",
     "text:Keys: the key beside a type toggles it, 0 no smell, Enter submit, Ctrl+Enter in a "
-    "text box, p/n previous/next, c earlier turns (again: hide them), t tool calls, d code diff, s "
+    "text box, p/n previous/next, c earlier turns (again: hide them), ' quotes the text selected "
+    "in a message as evidence, t tool calls, d code diff, s "
     "skip, f flag for later, ? the guideline (each type's definition and example).",
     "text:Ctrl+Enter · This card goes with it as the example.",
     # skip and flag for later: tests/browser/test_skip_flag.py
@@ -226,6 +227,34 @@ def test_c_shows_the_earlier_turns(live_server, alice_page, cards):
     text = alice_page.inner_text("#context")
     assert "function number 1" in text and "function number 2" in text
     assert card_id(alice_page) == cards[2].pk
+
+
+def test_quote_key_takes_the_text_selected_in_an_earlier_turn_as_evidence(
+    live_server, alice_page, alice, cards
+):
+    open_card(alice_page, live_server.url, cards[1])
+    alice_page.keyboard.press("c")
+    alice_page.wait_for_selector(f'.text[data-turn-id="{cards[0].pk}"][data-part="user"]')
+    alice_page.evaluate(
+        """id => {
+          const node = document.querySelector(`.text[data-turn-id="${id}"][data-part="user"]`)
+            .querySelector("p").firstChild;
+          const range = document.createRange();
+          range.setStart(node, 4);
+          range.setEnd(node, 19);
+          getSelection().removeAllRanges();
+          getSelection().addRange(range);
+        }""",
+        cards[0].pk,
+    )
+    alice_page.keyboard.press("'")
+    alice_page.wait_for_selector("#evidence-box figure.evidence-quote")
+    alice_page.keyboard.press(key_of(alice_page, "code_rollback"))
+    submit_with_enter(alice_page)
+    stored = Annotation.objects.get(turn=cards[1], annotator=alice)
+    text = cards[0].user_text
+    assert stored.evidence == text[4:19] == text[stored.evidence_start : stored.evidence_end]
+    assert (stored.evidence_turn_id, stored.evidence_part) == (cards[0].pk, "user")
 
 
 def test_d_shows_and_hides_the_code_diff(live_server, alice_page, cards):

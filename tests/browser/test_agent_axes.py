@@ -1,0 +1,147 @@
+"""An agent episode, end to end in the browser: a study on the agent-misalignment preset
+created and filled from a Claude Code session log by the commands; alice labels the second
+turn on the four axes by keyboard (a pick-one axis's second key replaces its first), selects
+text in the earlier turn's reply and quotes it with ', and submits with Enter; the stored
+annotation has the quote's span; once bob has labelled, the export has one column group per
+axis and the lead's report page one section per axis."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.urls import reverse
+from django.utils import timezone
+
+from annotation import exports
+from annotation.agreement.data import compute_study_report
+from annotation.models import Annotation, Conversation, Job, JobKind, JobStatus, Kind, Role, Study
+from tests.browser.a11y import axe_violations
+from tests.browser.pages import checked_codes, key_of, log_in, open_card
+from tests.factories import label, make_group, make_user
+from tests.importers.agent_files import SESSION, claude_code_session
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SELECT_JS = """([turnId, part, words]) => {
+  const message = document.querySelector(`.text[data-turn-id="${turnId}"][data-part="${part}"]`);
+  const walker = document.createTreeWalker(message, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const at = node.data.indexOf(words);
+    if (at < 0) continue;
+    const range = document.createRange();
+    range.setStart(node, at);
+    range.setEnd(node, at + words.length);
+    const selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+    return selection.toString();
+  }
+  return null;
+}"""
+
+
+@pytest.fixture
+def episode(tmp_path, alice, bob):
+    call_command("create_study", "agents", "--taxonomy", "agent-misalignment", stdout=StringIO())
+    path = tmp_path / f"{SESSION}.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in claude_code_session()))
+    call_command("import_conversations", "agents", str(path), stdout=StringIO())
+    study = Study.objects.get(slug="agents")
+    group = make_group(study, "g", [alice, bob])
+    Conversation.objects.filter(study=study).assign(group)
+    return study
+
+
+def test_an_agent_episode_is_labelled_on_four_axes_with_an_evidence_span(
+    browser, live_server, tmp_path, episode, alice, bob
+):
+    first, second = Conversation.objects.get(study=episode).turns.order_by("index")
+    context, page, errors = log_in(browser, live_server, "alice")
+    open_card(page, live_server.url, second)
+    # the four axes, each a block with its rule
+    legends = page.locator("#card fieldset.axis > legend").all_inner_texts()
+    assert [legend.split(" (")[0] for legend in legends] == [
+        "Symptom",
+        "Cause",
+        "Outcome",
+        "Resolution",
+    ]
+    assert "pick one" in legends[2] and "at most 2" in legends[1]
+
+    # the evidence: text selected in the earlier turn's reply, quoted with '
+    page.keyboard.press("c")
+    page.wait_for_selector(f'.text[data-turn-id="{first.pk}"][data-part="reply"]')
+    assert page.evaluate(SELECT_JS, [first.pk, "reply", "rounded twice"]) == "rounded twice"
+    page.keyboard.press("'")
+    figure = page.wait_for_selector("#evidence-box figure.evidence-quote")
+    assert "Evidence quoted from turn 1, reply" in figure.inner_text()
+    assert page.locator("#evidence-box blockquote").inner_text() == "rounded twice"
+    assert axe_violations(page) == []  # the four axis blocks and the quote, as shown now
+
+    # one type per axis by its key; outcome is pick-one: its second key replaces the first
+    for code in (
+        "inaccurate_self_reporting",
+        "underspecified_instruction",
+        "effort_or_trust_cost",
+        "code_or_task_damage",
+        "developer_pushback",
+    ):
+        page.keyboard.press(key_of(page, code))
+    chosen = {
+        "inaccurate_self_reporting",
+        "underspecified_instruction",
+        "code_or_task_damage",
+        "developer_pushback",
+    }
+    assert checked_codes(page) == chosen
+    page.keyboard.press("Enter")
+    # the next card (alice's first, not labelled yet) or the done page
+    page.wait_for_function(
+        "id => document.querySelector('#card')?.dataset.turnId !== String(id)", arg=second.pk
+    )
+    stored = Annotation.objects.get(turn=second, annotator=alice)
+    start = first.reply_text.index("rounded twice")
+    assert stored.codes == chosen
+    assert (stored.evidence, stored.evidence_turn_id, stored.evidence_part) == (
+        "rounded twice",
+        first.pk,
+        "reply",
+    )
+    assert (stored.evidence_start, stored.evidence_end) == (start, start + len("rounded twice"))
+    assert errors == []
+    context.close()
+
+    # bob labels too: the export splits the labels by axis, the report has a section per axis
+    label(second, bob, "inaccurate_self_reporting", "code_or_task_damage", "self_corrected")
+    path = tmp_path / "raw.jsonl"
+    exports.write_raw(episode, path, "jsonl")
+    rows = {r["annotator"]: r for r in map(json.loads, path.read_text().splitlines())}
+    assert rows["alice"]["symptom_labels"] == ["inaccurate_self_reporting"]
+    assert rows["alice"]["cause_labels"] == ["underspecified_instruction"]
+    assert rows["alice"]["outcome_label"] == "code_or_task_damage"
+    assert rows["alice"]["resolution_label"] == "developer_pushback"
+    assert rows["bob"]["resolution_label"] == "self_corrected"
+    assert (rows["alice"]["evidence_turn"], rows["alice"]["evidence_part"]) == (1, "reply")
+    gold = tmp_path / "gold.jsonl"
+    exports.write_gold(episode, gold, "jsonl")
+    (row, _) = sorted(map(json.loads, gold.read_text().splitlines()), key=lambda r: -r["turn"])
+    assert {"symptom_labels", "cause_labels", "outcome_label", "resolution_label"} <= set(row)
+
+    lead = make_user("lead")
+    episode.add_member(lead, Role.LEAD, Kind.EXPERT)
+    Job.objects.create(
+        study=episode,
+        kind=JobKind.AGREEMENT,
+        status=JobStatus.DONE,
+        result=compute_study_report(episode, n_boot=0),
+        finished_at=timezone.now(),
+    )
+    context, page, errors = log_in(browser, live_server, "lead")
+    page.goto(live_server.url + reverse("report", args=[episode.slug]))
+    headings = page.locator("section.axis > h2").all_inner_texts()
+    assert headings == ["Axis: Symptom", "Axis: Cause", "Axis: Outcome", "Axis: Resolution"]
+    assert errors == []
+    context.close()
