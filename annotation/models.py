@@ -1829,3 +1829,20 @@ class TaxonomyMove(models.Model):
 
     def __str__(self) -> str:
         return f"{self.study.slug}: {self.from_version} -> {self.to_version}"
+
+
+class BoardVisit(models.Model):
+    """The first time someone saw a study's consolidation board (or its analytics), which
+    shows everyone's free tags on the cards. From then on their own tag sets are locked
+    (opensort/tagging.save_tag_set): what becomes their round-1 labels at the freeze stays
+    what they gave before seeing anyone else's tags."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="board_visits")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    first_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["study", "user"], name="uniq_board_visit")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} saw the board of {self.study_id} at {self.first_at}"

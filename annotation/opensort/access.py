@@ -13,7 +13,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, OuterRef, Q
 
 from ..access import get_study_for_user, is_expert, round1_hidden_from
-from ..models import Group, Phase, Study, TagSet, Turn
+from ..models import BoardVisit, Group, Phase, Study, TagSet, Turn
 
 LEADS_AND_EXPERTS_ONLY = (
     "Leads and experts only: the study's leads and expert members consolidate the open sort."
@@ -81,11 +81,26 @@ def _tags_hidden_after_freeze(study: Study, user) -> str:
     )
 
 
-def get_study_for_board(user, slug: str) -> Study:
+def get_study_for_board(user, slug: str, record: bool = True) -> Study:
     """The study, for a view of its board: 404 for a non-member (nothing is revealed), a 403
-    with may_see_board's reason for a member who may not see it."""
+    with may_see_board's reason for a member who may not see it. The visit is recorded
+    (BoardVisit, unless `record` is off: the board's confirmation page shows no tag): it
+    locks the visitor's own tag sets."""
     study, _role = get_study_for_user(user, slug)
     allowed, reason = may_see_board(study, user)
     if not allowed:
         raise PermissionDenied(reason)
+    if record:
+        BoardVisit.objects.get_or_create(study=study, user=user)
     return study
+
+
+def tags_open_to_lock(study: Study, user) -> bool:
+    """Whether opening the board would lock tag sets `user` may still change: they annotate
+    an open-sorting group of the study and have not seen the board yet."""
+    if BoardVisit.objects.filter(study=study, user=user).exists():
+        return False
+    open_sorting = Q(phase=Phase.OPEN_SORT)
+    if study.phase == Phase.OPEN_SORT:
+        open_sorting |= Q(phase="")
+    return Group.objects.filter(open_sorting, study=study, annotators=user).exists()

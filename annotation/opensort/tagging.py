@@ -19,7 +19,7 @@ from django.db import transaction
 from django.db.models import Case, Exists, IntegerField, OuterRef, QuerySet, Value, When
 from django.utils import timezone
 
-from ..models import Annotation, FreeTag, Group, Phase, Study, TagSet, Turn
+from ..models import Annotation, BoardVisit, FreeTag, Group, Phase, Study, TagSet, Turn
 
 MAX_NAME = FreeTag._meta.get_field("name").max_length  # 100
 MAX_DESCRIPTION = FreeTag._meta.get_field("description").max_length  # 500
@@ -45,6 +45,24 @@ class NotOpenSorting(TagRefused):
             f"Group {group.name} is not in the open sort (any more): its cards take types "
             "from the taxonomy, not free tags.",
         )
+
+
+class TagsLocked(TagRefused):
+    """Tags of someone who has seen the board (BoardVisit): locked since."""
+
+    def __init__(self, visit):
+        super().__init__(
+            "tag",
+            f"Your tags are locked: you opened the consolidation board on "
+            f"{visit.first_at:%Y-%m-%d %H:%M} UTC, and it shows the others' tags. What you "
+            "gave before stays your own judgment (it becomes your round-1 labels at the "
+            "freeze).",
+        )
+
+
+def lock_of(study: Study, user):
+    """The visit that locks `user`'s tag sets in `study` (None: not locked)."""
+    return BoardVisit.objects.filter(study=study, user=user).first()
 
 
 class PhaseRefused(Exception):
@@ -160,6 +178,9 @@ def save_tag_set(
     not open-sorting."""
     if not group.open_sorting:
         raise NotOpenSorting(group)
+    visit = lock_of(group.study, annotator)
+    if visit is not None:
+        raise TagsLocked(visit)
     cleaned = clean_tags(tags)
     note = note.strip()
     if len(note) > MAX_NOTE:

@@ -56,8 +56,10 @@ def panel_context(user, turn: Turn, group: Group, posted: PostedTags | None = No
         note, no_smell = stored.note, not chosen
     else:
         chosen, note, no_smell = [], "", False
+    visit = tagging.lock_of(group.study, user)
     return {
         "open_sort": True,
+        "tags_locked": tagging.TagsLocked(visit) if visit is not None else None,
         "tag_set": stored,
         "chosen_tags": chosen,
         "tag_note": note,

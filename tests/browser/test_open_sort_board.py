@@ -1,5 +1,5 @@
 """The open sort's board in a browser (issue 11, done when): two experts open-sorted six cards
-with free tags (made with the ORM: the tagging pages are another part's); the lead merges and
+with free tags in the browser (the tag panel, by the keyboard); the lead merges and
 renames the tags into two types by drag and drop and by keyboard, freezes after the
 confirmation, the report shows the experts' kappa on the consolidated types, and each type
 lists its source tags. Every key the board names is pressed here."""
@@ -10,12 +10,13 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from annotation.agreement.render import fmt
-from annotation.models import Annotation, BoardType, FreeTag, Job, JobStatus
+from annotation.models import Annotation, BoardType, FreeTag, Job, JobStatus, TagSet
 from annotation.tasks import run_agreement
 from tests.browser.a11y import assert_no_serious_violations
-from tests.browser.pages import htmx_ready, log_in
+from tests.browser.pages import htmx_ready, log_in, wait_for_card
 from tests.browser.test_key_hints import hints
-from tests.opensort.board_factories import make_open_sort, tag_six_cards
+from tests.browser.test_open_sort_tagging import add_by_keys, pick_by_keys
+from tests.opensort.board_factories import SIX_CARDS, make_open_sort
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -32,10 +33,42 @@ BOARD_HINTS = {
 
 
 @pytest.fixture
-def world(study):
+def world(study, browser, live_server):
+    """The two experts tag the six cards in the browser, by the keyboard (the tag panel:
+    a new tag typed, a tag of their own picked from the autocomplete, 0 for none)."""
     w = make_open_sort(study)
-    tag_six_cards(w)
+    for column, expert in enumerate(w["experts"]):
+        tags = [row[column] for row in SIX_CARDS]
+        tag_in_browser(browser, live_server, study, expert, w["turns"], tags)
     return w
+
+
+def tag_in_browser(browser, live_server, study, expert, turns, tags) -> None:
+    context, page, errors = log_in(browser, live_server, expert.username)
+    page.goto(f"{live_server.url}/s/{study.slug}/queue/")
+    wait_for_card(page, turns[0])
+    used: set[str] = set()
+    for turn, names in zip(turns, tags, strict=True):
+        wait_for_card(page, turn)
+        for name in names:
+            if name in used:
+                pick_by_keys(page, name[:4], name)
+            else:
+                add_by_keys(page, name)
+                used.add(name)
+        page.keyboard.press("Escape" if names else "0")  # leave the tag box / no smell
+        page.keyboard.press("Enter")
+        # the next card, or after the last one the page that says all are done
+        page.wait_for_function(
+            "id => document.querySelector('#card')?.dataset.turnId !== String(id)", arg=turn.pk
+        )
+    context.close()
+    assert errors == []
+    stored = {
+        ts.turn_id: sorted(t.name for t in ts.tags.all())
+        for ts in TagSet.objects.filter(annotator=expert).prefetch_related("tags")
+    }
+    assert stored == {turn.pk: sorted(names) for turn, names in zip(turns, tags, strict=True)}
 
 
 @pytest.fixture
