@@ -319,3 +319,26 @@ def test_it_prints_progress_every_n_records(tmp_path, study, alice, bob, setup):
 
     assert "4/6 records done" in out
     assert "6 records imported, 0 rejected" in out
+
+
+def test_it_refuses_labels_for_a_group_in_the_open_sort(tmp_path, study, alice, bob, setup):
+    """An open-sorting group's round-1 labels come from its annotators' own free tags at the
+    freeze (annotation/opensort): an imported label would come before them."""
+    group, conversation = setup
+    group.phase = "open_sort"
+    group.save(update_fields=["phase"])
+    other = make_group(study, "g2", annotators=[alice, bob])
+    make_conversation(study, "c2", n_turns=1, group=other)
+    path = write_jsonl(
+        tmp_path / "a.jsonl",
+        record(labels=["ambiguous_instruction"]),
+        record(conversation="c2", group="g2", labels=[]),
+    )
+    out, err = run("s1", str(path))
+    assert err.splitlines() == [
+        f"{path}:1: group: group 'g1' is in the open sort: its cards take free tags on the card "
+        "page, which become round-1 labels at the freeze; no label is imported into it before "
+        "that"
+    ]
+    assert "1 records imported, 1 rejected" in out
+    assert not Annotation.objects.filter(turn__conversation=conversation).exists()
