@@ -151,6 +151,22 @@ def moderate_queue(request: HttpRequest, slug: str) -> HttpResponse:
 # --- the discussion page ----------------------------------------------------------------------
 
 
+def _keep_span(form: AnnotationForm, turn, annotator) -> None:
+    """A revision keeps its evidence's place: the page sends the quote's text only, so a quote
+    left as it was keeps the span of the annotator's latest labels; an edited one is free
+    text from then on."""
+    if form.cleaned_data.get("span") is not None or not form.cleaned_data["evidence"]:
+        return
+    earlier = (
+        Annotation.objects.current()
+        .filter(turn=turn, annotator=annotator)
+        .order_by("-round")
+        .first()
+    )
+    if earlier is not None and earlier.evidence == form.cleaned_data["evidence"]:
+        form.cleaned_data["span"] = earlier.span
+
+
 @never_cache  # Back must fetch the page again: the browser's copy shows labels as they were
 @login_required
 @require_http_methods(["GET", "POST"])
@@ -169,6 +185,7 @@ def discussion(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     form = AnnotationForm(request.POST, types=study.taxonomy_version.type_list())
     if not form.is_valid():
         return _render_discussion(request, study, card, form=form, http=422)
+    _keep_span(form, card.turn, request.user)
     try:
         # the server's round, checked again under the card's lock: if the card moved on
         # since it was read, RoundClosed, so a form never lands in a later round

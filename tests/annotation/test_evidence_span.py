@@ -228,3 +228,34 @@ def test_the_span_is_shown_to_the_other_annotator_only_after_round_1(
     after = client.get(discussion).content.decode()
     assert quote in after
     assert "quoted from turn 1, reply (characters 6–24)" in after
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("edited", [False, True])
+def test_a_round_2_revision_keeps_the_span_of_a_quote_left_as_it_was(
+    client, study, alice, bob, cards, edited
+):
+    first = cards[0]
+    quote = "I edited config.py"
+    label(
+        first,
+        alice,
+        "must_not_violation",
+        evidence=quote,
+        span=EvidenceSpan(first.pk, "reply", 6, 24),
+    )
+    label(first, bob, "must_do_omission")  # disputed: round 2 opens
+    client.force_login(alice)
+    evidence = quote + " (and more)" if edited else quote
+    response = client.post(
+        reverse("discussion", args=[study.slug, first.pk]),
+        {"types": ["must_do_omission"], "evidence": evidence, "round": 2},
+        **HTMX,
+    )
+    assert response.status_code == 200, response.content.decode()[:500]
+    revised = Annotation.objects.get(turn=first, annotator=alice, round=2, is_current=True)
+    assert revised.evidence == evidence
+    if edited:  # an edited quote is free text: it no longer claims the span
+        assert revised.span is None
+    else:
+        assert revised.span == EvidenceSpan(first.pk, "reply", 6, 24)
