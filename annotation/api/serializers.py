@@ -3,6 +3,7 @@ outputs only read, inputs only validate, and neither saves anything."""
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from taxonomy.models import TaxonomyVersion, Type
@@ -68,16 +69,42 @@ def _codes(annotation) -> list[str]:
     return [t.code for t in annotation.types.all()]
 
 
+class EvidenceSpanInputSerializer(serializers.Serializer):
+    """Where `evidence` is quoted from (annotation/evidence.py): the server checks the quote
+    is exactly the stored text there."""
+
+    turn = serializers.IntegerField(
+        min_value=1, help_text="1-based index of the turn: the card's or an earlier one"
+    )
+    part = serializers.ChoiceField(choices=["user", "reply"])
+    start = serializers.IntegerField(min_value=0, help_text="first character, 0-based")
+    end = serializers.IntegerField(min_value=1, help_text="one past the last character")
+
+
 class MyAnnotationOutputSerializer(serializers.Serializer):
     round = serializers.IntegerField()
     labels = serializers.SerializerMethodField()
     note = serializers.CharField()
     evidence = serializers.CharField()
+    evidence_span = serializers.SerializerMethodField(
+        help_text="Where `evidence` is quoted from, as the input takes it; null for free text"
+    )
     confidence = serializers.IntegerField(allow_null=True)
     created_at = serializers.DateTimeField()
 
     def get_labels(self, annotation) -> list[str]:
         return _codes(annotation)
+
+    @extend_schema_field(EvidenceSpanInputSerializer(allow_null=True))
+    def get_evidence_span(self, annotation) -> dict | None:
+        if annotation.evidence_turn_id is None:
+            return None
+        return {
+            "turn": annotation.evidence_turn.index,
+            "part": annotation.evidence_part,
+            "start": annotation.evidence_start,
+            "end": annotation.evidence_end,
+        }
 
 
 class CardDetailOutputSerializer(serializers.Serializer):
@@ -93,18 +120,6 @@ class CardDetailOutputSerializer(serializers.Serializer):
     annotation = MyAnnotationOutputSerializer(
         allow_null=True, help_text="My current round-1 annotation, or null"
     )
-
-
-class EvidenceSpanInputSerializer(serializers.Serializer):
-    """Where `evidence` is quoted from (annotation/evidence.py): the server checks the quote
-    is exactly the stored text there."""
-
-    turn = serializers.IntegerField(
-        min_value=1, help_text="1-based index of the turn: the card's or an earlier one"
-    )
-    part = serializers.ChoiceField(choices=["user", "reply"])
-    start = serializers.IntegerField(min_value=0, help_text="first character, 0-based")
-    end = serializers.IntegerField(min_value=1, help_text="one past the last character")
 
 
 class AnnotationInputSerializer(serializers.Serializer):

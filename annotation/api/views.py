@@ -276,7 +276,7 @@ def annotations(request: Request, slug: str) -> Response:
         Annotation.objects.current()
         .filter(turn__conversation__study=study)
         .exclude(round1_hidden_q(request.user, study))
-        .select_related("turn__conversation", "annotator")
+        .select_related("turn__conversation", "annotator", "evidence_turn")
         .prefetch_related("types")
         .order_by("id")
     )

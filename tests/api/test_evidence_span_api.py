@@ -27,6 +27,11 @@ def test_it_stores_a_quote_of_an_earlier_turn_with_its_span(cards_setup, alice):
     stored = Annotation.objects.get()
     assert (stored.evidence, stored.evidence_turn, stored.evidence_part) == (quote, t1, "user")
     assert (stored.evidence_start, stored.evidence_end) == (4, 10)
+    # and the API gives it back as it takes it: in the PUT's answer and on the card
+    span = {"turn": 1, "part": "user", "start": 4, "end": 10}
+    assert response.json()["evidence_span"] == span
+    card = token_client(alice).get(url(t2)).json()
+    assert card["annotation"]["evidence_span"] == span
 
 
 @pytest.mark.parametrize(
