@@ -373,35 +373,31 @@ def move_type(study: Study, actor, type_id, direction: str) -> BoardEvent:
 def undo(study: Study, actor, event_id=None) -> BoardEvent:
     """Revert the newest change not undone. `event_id`: the change the page offered to undo;
     refused when it is no longer the newest (someone changed the board since)."""
-    with transaction.atomic():
-        _lock(study)
-        event = undo_candidate(study)
-        if event is None:
-            raise BoardError("Nothing to undo.")
-        _check_offered(event, event_id, "undo")
-        if _current(study, event.after) != _normal(event.after):
-            raise BoardConflict(
-                f"Cannot undo {event.summary!r}: its rows changed since. Nothing was changed."
-            )
-        _apply(study, event.before)
-        event.undone = True
-        event.save(update_fields=["undone"])
-        return event
+    return _step(study, event_id, "undo")
 
 
 def redo(study: Study, actor, event_id=None) -> BoardEvent:
+    """Apply again the newest change undone (as undo, for `event_id`)."""
+    return _step(study, event_id, "redo")
+
+
+def _step(study: Study, event_id, word: str) -> BoardEvent:
+    """Undo or redo: the change's rows must be as it left them (undo) or as they were before
+    it (redo), else BoardConflict and nothing is changed."""
+    undoing = word == "undo"
     with transaction.atomic():
         _lock(study)
-        event = redo_candidate(study)
+        event = (undo_candidate if undoing else redo_candidate)(study)
         if event is None:
-            raise BoardError("Nothing to redo.")
-        _check_offered(event, event_id, "redo")
-        if _current(study, event.before) != _normal(event.before):
+            raise BoardError(f"Nothing to {word}.")
+        _check_offered(event, event_id, word)
+        now, then = (event.after, event.before) if undoing else (event.before, event.after)
+        if _current(study, now) != _normal(now):
             raise BoardConflict(
-                f"Cannot redo {event.summary!r}: its rows changed since. Nothing was changed."
+                f"Cannot {word} {event.summary!r}: its rows changed since. Nothing was changed."
             )
-        _apply(study, event.after)
-        event.undone = False
+        _apply(study, then)
+        event.undone = undoing
         event.save(update_fields=["undone"])
         return event
 
