@@ -328,6 +328,10 @@ def _chunks(current, last: int):
         yield chunk
 
 
+# an evidence quote's place (annotation/evidence.py): carried with its quote
+SPAN_FIELDS = ("evidence_turn_id", "evidence_part", "evidence_start", "evidence_end")
+
+
 def _carry_annotations(study: Study, move: TaxonomyMove, carrier: Carrier, types) -> None:
     current = Annotation.objects.filter(turn__conversation__study=study, is_current=True)
     last = current.aggregate(n=Max("pk"))["n"] or 0
@@ -339,6 +343,7 @@ def _carry_annotations(study: Study, move: TaxonomyMove, carrier: Carrier, types
         "taxonomy_version_id",
         "note",
         "evidence",
+        *SPAN_FIELDS,
         "confidence",
         "source",
         "created_at",
@@ -358,6 +363,7 @@ def _carry_annotations(study: Study, move: TaxonomyMove, carrier: Carrier, types
                     taxonomy_version=move.to_version,
                     note=r["note"],
                     evidence=r["evidence"],
+                    **{name: r[name] for name in SPAN_FIELDS},  # where the quote is from
                     confidence=r["confidence"],
                     source=r["source"],
                     # when the annotator gave the label: a carry is not a new judgment

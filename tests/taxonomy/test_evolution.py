@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from annotation.agreement.data import compute_study_report, load_records
 from annotation.agreement.render import to_csv, to_markdown
 from annotation.agreement.spec import taxonomy_entries
+from annotation.evidence import EvidenceSpan
 from annotation.evolution import EvolutionError, answer_split, evolve, preview
 from annotation.exports import gold_rows, raw_rows
 from annotation.models import (
@@ -640,3 +641,17 @@ def test_the_moderator_decides_a_split_consensus_on_the_new_version(
         Method.MODERATOR,
         {FIX},
     )
+
+
+def test_a_carried_label_keeps_its_evidence_quote_and_where_it_is_from(
+    study, turns, alice, bob, lead
+):
+    """The quote's span (annotation/evidence.py) goes with the label: a move that dropped it
+    would leave a quote that no longer says where it was read."""
+    t0 = turns[0]
+    quote = t0.user_text[:5]
+    label(t0, alice, "must_do_omission", evidence=quote, span=EvidenceSpan(t0.pk, "user", 0, 5))
+    evolve(study, SPEC, lead)
+    carried = current(t0, alice)
+    assert carried.carried_from is not None
+    assert (carried.evidence, carried.span) == (quote, EvidenceSpan(t0.pk, "user", 0, 5))
