@@ -193,6 +193,17 @@ class Group(models.Model):
     def open_sorting(self) -> bool:
         return self.effective_phase == Phase.OPEN_SORT
 
+    def open_sort_refusal(self) -> str:
+        """Why no label is given on this group's cards now ("" when it is not open-sorting):
+        its round-1 labels come from its annotators' free tags at the freeze (the API and
+        the label import refuse with it; the card page shows the tag panel instead)."""
+        if not self.open_sorting:
+            return ""
+        return (
+            f"group {self.name!r} is in the open sort: its cards take free tags on the card "
+            "page, which become round-1 labels at the freeze; no label is given before that"
+        )
+
     def labeller_ids(self) -> set[int]:
         """Who gives labels in the group: its annotators and its judges."""
         return set(self.annotators.values_list("pk", flat=True)) | set(

@@ -225,11 +225,9 @@ class OpenSortConflict(APIException):
 def _refuse_open_sort(group) -> None:
     """A 409 for labels on a card whose group open-sorts: its annotators tag it on the card
     page (their tags become round-1 labels at the freeze), so that no label comes first."""
-    if group.open_sorting:
-        raise OpenSortConflict(
-            f"Group {group.name} is in the open sort: its cards take free tags on the card "
-            "page, and become round-1 labels at the freeze of the consolidated taxonomy."
-        )
+    refusal = group.open_sort_refusal()
+    if refusal:
+        raise OpenSortConflict(refusal[0].upper() + refusal[1:] + ".")
 
 
 def _evidence(turn, data: dict) -> dict:

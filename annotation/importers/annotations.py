@@ -332,16 +332,9 @@ class _Importer:
                 group = Group.objects.create(study=self.study, name=name)
                 self.report.created_groups.append(name)
             self.groups[name] = group
-        group = self.groups[name]
-        if group.open_sorting:
-            # its cards take free tags, which become round-1 labels at the freeze: a label
-            # imported now would come before them (annotation/opensort)
-            raise LabelRecordError(
-                f"group: group {name!r} is in the open sort: its cards take free tags on the "
-                "card page, which become round-1 labels at the freeze; no label is imported "
-                "into it before that"
-            )
-        return group
+        if self.groups[name].open_sorting:
+            raise LabelRecordError(f"group: {self.groups[name].open_sort_refusal()}")
+        return self.groups[name]
 
     def _seat(self, group: Group, username: str):
         user = self.user(username)

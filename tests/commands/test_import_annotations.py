@@ -337,8 +337,7 @@ def test_it_refuses_labels_for_a_group_in_the_open_sort(tmp_path, study, alice, 
     out, err = run("s1", str(path))
     assert err.splitlines() == [
         f"{path}:1: group: group 'g1' is in the open sort: its cards take free tags on the card "
-        "page, which become round-1 labels at the freeze; no label is imported into it before "
-        "that"
+        "page, which become round-1 labels at the freeze; no label is given before that"
     ]
     assert "1 records imported, 1 rejected" in out
     assert not Annotation.objects.filter(turn__conversation=conversation).exists()

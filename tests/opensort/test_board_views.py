@@ -66,7 +66,11 @@ def test_the_lead_opens_the_pages(client, study, world, name):
 
 
 def test_an_expert_who_tagged_every_card_opens_the_board(client, study, world):
-    response = as_user(client, world["experts"][0]).get(url("board", study))
+    client = as_user(client, world["experts"][0])
+    response = client.get(url("board", study))  # asked first: the board locks her tags
+    assert response.status_code == 200 and "unclear request" not in response.text
+    assert "Open the board and lock my tags" in response.text
+    response = client.get(url("board", study) + "?confirm=1")
     assert response.status_code == 200
     assert "unclear request" in response.text  # bob's tag: alice has tagged all her cards
 
