@@ -289,12 +289,20 @@ def get_job_for_lead(user, slug: str, job_id: int) -> tuple[Study, Job]:
     return study, job
 
 
+def moderates(user, study: Study) -> bool:
+    """Whether `user` holds a moderator seat in one of the study's groups now: the seat, not
+    the membership's role word, is what makes a moderator (a former moderator whose role was
+    left behind must not keep the moderators' pages)."""
+    return Group.objects.filter(study=study, moderator_id=user.pk).exists()
+
+
 def get_study_for_reporter(user, slug: str) -> Study:
     """Leads and moderators see the whole study's agreement; annotators do not (it shows
     every annotator's labels against the others'): they are told it is for leads and
-    moderators (403), and non-members get the 404 of a study that does not exist."""
+    moderators (403), and non-members get the 404 of a study that does not exist. A
+    moderator is whoever moderates a group of the study now (`moderates`)."""
     study, role = get_study_for_user(user, slug)
-    if role not in (Role.LEAD, Role.MODERATOR):
+    if role != Role.LEAD and not moderates(user, study):
         raise PermissionDenied(LEADS_AND_MODERATORS_ONLY)
     locked = agreement_locked_reason(user, study)
     if locked:

@@ -19,6 +19,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import get_valid_filename
 
 from ..access import lead_page, lead_post
+from ..accounts.seats import seat_annotator, set_moderator, unseat_annotator
 from ..forms import AssignForm, GroupForm, form_errors
 from ..importers import FORMATS
 from ..models import (
@@ -27,7 +28,6 @@ from ..models import (
     Group,
     Job,
     JobKind,
-    Seat,
     SeatConflict,
     SeatRefused,
     SetAside,
@@ -314,19 +314,17 @@ def _find_user(username: str):
 def group_members(request: HttpRequest, study: Study, group_id: int) -> HttpResponse:
     group = get_object_or_404(Group, pk=group_id, study=study)
     user, error = _find_user(request.POST.get("username", "").strip())
-    if user is None:
-        pass
-    elif request.POST.get("action") == "remove":
-        group.annotators.remove(user)
-    else:
-        error = _seat(group, user, Seat.ANNOTATOR)
+    if user is not None:
+        # the round rules: an annotator who has labelled one of its cards stays in the group
+        change = unseat_annotator if request.POST.get("action") == "remove" else seat_annotator
+        error = _refusal(change, group, user)
     return _group_response(request, study, group, error)
 
 
-def _seat(group: Group, user, as_: str) -> str:
-    """Group.seat, its refusal as the page's error message."""
+def _refusal(change, *args) -> str:
+    """A seat change (accounts/seats.py), its refusal as the page's error message."""
     try:
-        group.seat(user, as_)
+        change(*args)
     except SeatRefused as e:
         return str(e)
     return ""
@@ -337,9 +335,7 @@ def group_moderator(request: HttpRequest, study: Study, group_id: int) -> HttpRe
     group = get_object_or_404(Group, pk=group_id, study=study)
     username = request.POST.get("username", "").strip()
     user, error = _find_user(username) if username else (None, "")
-    if user is not None:
-        error = _seat(group, user, Seat.MODERATOR)
-    elif not error:
-        group.moderator = None
-        group.save(update_fields=["moderator"])
+    if user is not None or not error:
+        # the moderator it replaces, left with no seat, is an annotator again (seats.py)
+        error = _refusal(set_moderator, group, user)
     return _group_response(request, study, group, error)
