@@ -296,6 +296,19 @@ def moderates(user, study: Study) -> bool:
     return Group.objects.filter(study=study, moderator_id=user.pk).exists()
 
 
+def get_study_for_manager(user, slug: str) -> tuple[Study, str, QuerySet]:
+    """The members page: the study, the user's role and the groups whose annotators they
+    manage (every group for a lead, the ones they moderate for a moderator); a 403 for
+    another member, the 404 of a study that does not exist for anyone else."""
+    study, role = get_study_for_user(user, slug)
+    groups = Group.objects.filter(study=study).order_by("name")
+    if role != Role.LEAD:
+        groups = groups.filter(moderator_id=user.pk)
+        if not groups.exists():
+            raise PermissionDenied(LEADS_AND_MODERATORS_ONLY)
+    return study, role, groups
+
+
 def get_study_for_reporter(user, slug: str) -> Study:
     """Leads and moderators see the whole study's agreement; annotators do not (it shows
     every annotator's labels against the others'): they are told it is for leads and

@@ -15,6 +15,7 @@ from .views import (
     gold,
     jobs,
     lead,
+    members,
     nav,
     opensort,
     opensort_analytics,
@@ -106,6 +107,18 @@ job_pages = [
     path("<int:job_id>/download/", jobs.job_download, name="job_download"),
 ]
 
+# /s/<slug>/members/...: invitations, roles and seats, for leads (and moderators: seats of
+# their groups' annotators)
+member_pages = [
+    path("", members.members, name="members"),
+    path("invite/", members.invite_people, name="members_invite"),
+    path("seat/", members.member_seat, name="member_seat"),
+    path("<int:user_id>/role/", members.member_role, name="member_role"),
+    path("<int:user_id>/remove/", members.member_remove, name="member_remove"),
+    path("<int:user_id>/move/", members.member_move, name="member_move"),
+    path("<int:user_id>/resend/", members.resend, name="member_resend"),
+]
+
 # /s/<slug>/...
 study = [
     path("", annotate.study, name="study"),
@@ -127,6 +140,7 @@ study = [
     path("report/download/<str:fmt>/", report.report_download, name="report_download"),
     path("lead/", include(lead_pages)),
     path("jobs/", include(job_pages)),
+    path("members/", include(member_pages)),
 ]
 
 urlpatterns = [

@@ -179,3 +179,22 @@ if not DEBUG:
 
 for _dir in (DATA_DIR, STATIC_ROOT):
     _dir.mkdir(parents=True, exist_ok=True)
+
+# Email: invitations and password reset (annotation/accounts/). Printed to the console by
+# default (the embedded run shows each mail in its log); sent over SMTP once EMAIL_HOST is set.
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "").strip()
+EMAIL_BACKEND = os.environ.get(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.smtp.EmailBackend"
+    if EMAIL_HOST
+    else "django.core.mail.backends.console.EmailBackend",
+)
+EMAIL_PORT = env_int("EMAIL_PORT", 587)
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 20)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "cardsort <cardsort@localhost>")
+# how long an invitation's set-password link works; a password reset link, PASSWORD_RESET_TIMEOUT
+INVITATION_DAYS = env_int("INVITATION_DAYS", 7)
+PASSWORD_RESET_TIMEOUT = env_int("PASSWORD_RESET_TIMEOUT", 60 * 60 * 24)

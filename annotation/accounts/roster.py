@@ -1,0 +1,104 @@
+"""The lead's pasted list of people to invite, one a line, read into invitees: `name, email`,
+`name <email>` or a bare `email`. A name without spaces is the username; a full name
+("Ada Lovelace <ada@lab.org>") is kept as the person's name and the username is the email's
+local part. Every bad line is named with its number; blank lines and `#` comments are
+skipped."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from django.contrib.auth.validators import UnicodeUsernameValidator
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+
+ANGLE = re.compile(r"^(?P<name>[^<>]*)<(?P<email>[^<>]+)>$")
+MAX_PEOPLE = 200  # a paste of more is refused whole: invitations go out in the request
+FORMS = "expected 'name, email', 'name <email>' or an email address"
+
+
+@dataclass(frozen=True)
+class Invitee:
+    line: int
+    username: str
+    email: str
+    full_name: str = ""
+
+    @property
+    def first_last(self) -> tuple[str, str]:
+        first, _, last = self.full_name.partition(" ")
+        return first[:150], last[:150]
+
+
+def _split(text: str) -> tuple[str, str] | None:
+    """(name, email) of one line, or None when it has neither form."""
+    found = ANGLE.match(text)
+    if found:
+        return found["name"].strip().strip('"').strip(), found["email"].strip()
+    if "," in text:
+        name, _, email = text.rpartition(",")
+        return name.strip().strip('"').strip(), email.strip()
+    if " " not in text and "@" in text:
+        return "", text
+    return None
+
+
+def _username(name: str, email: str) -> tuple[str, str]:
+    """(username, full name): a one-word name is the username, else the email's local part."""
+    if name and " " not in name:
+        return name, ""
+    local = re.sub(r"[^\w.@+-]", "", email.split("@", 1)[0])
+    return local, name
+
+
+def read_line(number: int, text: str) -> Invitee:
+    """One non-blank line into an invitee; ValueError with the line's number and why."""
+    parts = _split(text)
+    if parts is None:
+        raise ValueError(f"line {number}: {text[:80]!r}: {FORMS}")
+    name, email = parts
+    try:
+        validate_email(email)
+    except ValidationError:
+        raise ValueError(f"line {number}: {email[:80]!r} is not an email address") from None
+    username, full_name = _username(name, email)
+    try:
+        if not username or len(username) > 150:
+            raise ValidationError("length")
+        UnicodeUsernameValidator()(username)
+    except ValidationError:
+        raise ValueError(
+            f"line {number}: {username[:80]!r} cannot be a username (letters, digits and "
+            "@ . + - _ only, at most 150)"
+        ) from None
+    return Invitee(number, username, email.lower(), full_name)
+
+
+def read_roster(text: str) -> tuple[list[Invitee], list[str]]:
+    """Every invitee of the pasted `text`, and the errors naming their lines (a person twice,
+    by email or username, is an error on the second line)."""
+    people: list[Invitee] = []
+    errors: list[str] = []
+    seen: dict[str, int] = {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            person = read_line(number, line)
+        except ValueError as e:
+            errors.append(str(e))
+            continue
+        for key in (person.email, person.username.lower()):
+            if key in seen:
+                errors.append(f"line {number}: {key!r} is on line {seen[key]} too")
+                break
+        else:
+            seen[person.email] = seen[person.username.lower()] = number
+            people.append(person)
+    if not people and not errors:
+        errors.append(f"Nobody to invite: paste one person a line ({FORMS}).")
+    if len(people) > MAX_PEOPLE:
+        errors.append(f"{len(people)} people: invite at most {MAX_PEOPLE} at a time.")
+    return people, errors
