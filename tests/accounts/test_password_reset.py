@@ -1,0 +1,63 @@
+"""Everybody resets a forgotten password from the login page: Django's views in the app's
+look, a link by mail that works once. An invited account that never set a password (its
+invitation lost or expired) may use it too."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core import mail
+from django.test import Client
+from django.urls import reverse
+
+from tests.factories import make_user
+
+pytestmark = pytest.mark.django_db
+
+LINK = re.compile(r"http://testserver(/accounts/reset/\S+/)")
+NEW = {"new_password1": "a-new-secret-9", "new_password2": "a-new-secret-9"}
+
+
+def _reset(client, email: str) -> str:
+    response = client.post(reverse("password_reset"), {"email": email})
+    assert response.status_code == 302
+    return LINK.search(mail.outbox[-1].body)[1]
+
+
+def test_the_login_page_offers_it(client):
+    body = client.get(reverse("login")).content.decode()
+    assert f'href="{reverse("password_reset")}"' in body and "Forgot your password?" in body
+
+
+def test_it_resets_a_password_once(client, alice):
+    get_user_model().objects.filter(pk=alice.pk).update(email="alice@lab.org")
+    link = _reset(client, "Alice@Lab.org")
+    assert "Your username: alice" in mail.outbox[0].body
+
+    form_page = client.get(link, follow=True)  # Django moves the token out of the URL first
+    assert "Choose a new password" in form_page.content.decode()
+    done = client.post(form_page.redirect_chain[-1][0], NEW, follow=True)
+    assert "Password set" in done.content.decode()
+    assert Client().login(username="alice", password="a-new-secret-9")
+
+    again = Client().get(link, follow=True).content.decode()
+    assert "This link does not work" in again
+
+
+def test_an_unknown_address_sends_nothing_and_says_the_same(client, alice):
+    response = client.post(reverse("password_reset"), {"email": "nobody@lab.org"}, follow=True)
+    assert "Check your email" in response.content.decode()
+    assert mail.outbox == []
+
+
+def test_an_invited_account_without_a_password_may_reset(client):
+    dana = make_user("dana")
+    dana.set_unusable_password()
+    dana.email = "dana@lab.org"
+    dana.save()
+    link = _reset(client, "dana@lab.org")
+    form_page = client.get(link, follow=True)
+    client.post(form_page.redirect_chain[-1][0], NEW)
+    assert Client().login(username="dana", password="a-new-secret-9")
