@@ -187,6 +187,33 @@ def open_proposal_box(page, world) -> None:
     page.wait_for_selector("#propose input[name=name]")
 
 
+def bad_invitation(page, world) -> None:
+    """The lead pastes a list with a bad line: nobody is invited, the line is named."""
+    page.fill("#id_people", "dana, dana@lab.org\nno email on this line")
+    page.get_by_role("button", name="Invite").click()
+    page.wait_for_selector("#invite-errors")
+
+
+def invitation(used: bool) -> Callable:
+    """The set-password link of a person the lead invited (`used`: they set it already)."""
+
+    def url(w) -> str:
+        from annotation.accounts.invitations import make_token
+
+        lead = w.study.memberships.get(role="lead").user
+        newbie = make_user("newbie")
+        newbie.set_unusable_password()
+        newbie.save()
+        w.study.add_member(newbie)
+        token = make_token(newbie, w.study, lead)
+        if used:
+            newbie.set_password(PASSWORD)
+            newbie.save()
+        return f"/accounts/invitation/{token}/"
+
+    return url
+
+
 # --- the pages ---------------------------------------------------------------------------------
 
 
@@ -216,6 +243,14 @@ class Page:
 
 PAGES = [
     Page("login", None, lambda w: "/accounts/login/"),
+    Page("password reset", None, lambda w: "/accounts/password-reset/"),
+    Page("password reset sent", None, lambda w: "/accounts/password-reset/sent/"),
+    Page("password reset link not valid", None, lambda w: "/accounts/reset/MQ/not-a-token/"),
+    Page("invitation", None, invitation(used=False)),
+    Page("invitation already used", None, invitation(used=True)),
+    Page("members, lead", "lead", lambda w: "/s/s1/members/"),
+    Page("members, a list with a bad line", "lead", lambda w: "/s/s1/members/", bad_invitation),
+    Page("members, moderator", "moderator", lambda w: "/s/s1/members/"),
     Page("login refused", None, lambda w: "/accounts/login/", wrong_password),
     Page("home", "alice", lambda w: "/"),
     Page("study page, annotator", "alice", lambda w: "/s/s1/"),
