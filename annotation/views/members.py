@@ -77,8 +77,9 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
 @lead_post
 def invite_people(request: HttpRequest, study: Study) -> HttpResponse:
     form = InviteForm(study, request.POST)
-    errors = [] if form.is_valid() else [form_errors(form)]
-    if not errors:
+    # a bad field is named (the list itself is read, and its lines named, by roster.py)
+    errors = [f"{name}: {e}" for name, errs in form.errors.items() for e in errs]
+    if form.is_valid():
         data = form.cleaned_data
         result = invite(study, request.user, data["people"], data["kind"], data["group"])
         errors = result.errors

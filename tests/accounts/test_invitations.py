@@ -189,3 +189,13 @@ def test_a_mail_that_fails_keeps_the_accounts_and_says_so(lead_client, study, se
     assert get_user_model().objects.filter(username="dana").exists()
     page = lead_client.get(response["Location"]).content.decode()
     assert "could not be sent" in page and "Resend" in page
+
+
+def test_a_bad_field_is_named(lead_client, study):
+    from tests.factories import make_study
+
+    foreign = make_group(make_study("s2"), "G9")
+    response = _invite(lead_client, study, "", group=foreign.pk)
+    assert response.status_code == 422
+    body = response.content.decode()
+    assert "people: This field is required." in body and "group: Select a valid choice" in body
