@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.urls import reverse
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -163,3 +164,25 @@ def test_the_rejected_records_file_neutralises_each_line(tmp_path, settings, db)
     relative = write_rejected(Job, ["=cmd|' /C calc'!A0.jsonl:1: bad", "ok.jsonl:2: @x"])
     lines = (tmp_path / relative).read_text(encoding="utf-8").splitlines()
     assert lines == ["'=cmd|' /C calc'!A0.jsonl:1: bad", "ok.jsonl:2: @x"]
+
+
+def test_the_report_downloads_neutralise_and_escape_hostile_names(client, study, lead):
+    from django.contrib.auth import get_user_model
+
+    from annotation.models import Group
+    from tests.report.helpers import labelled_study, make_report_job
+
+    labelled_study(study)
+    Group.objects.filter(name="G1").update(name=GROUP + "<img src=x onerror=alert(1)>")
+    # the agreement keys a pair as "a|b": a name with "|" is refused there
+    get_user_model().objects.filter(username="alice").update(username="+SUM(1+1)")
+    make_report_job(study)
+    client.force_login(lead)
+    text = client.get(reverse("report_download", args=["s1", "csv"])).content.decode()
+    rows = list(csv.reader(io.StringIO(text)))
+    names = {row[2] for row in rows}
+    assert "'" + GROUP + "<img src=x onerror=alert(1)>" in names
+    assert any(n.startswith("'+SUM(1+1)") for n in names)  # a pair with alice's new name
+    assert formula_cells(rows) == []
+    md = client.get(reverse("report_download", args=["s1", "md"])).content.decode()
+    assert "<img" not in md and "&lt;img src=x onerror=alert(1)&gt;" in md
