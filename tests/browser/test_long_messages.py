@@ -10,13 +10,36 @@ import time
 import pytest
 
 from annotation.models import Annotation, Conversation, Turn
-from tests.browser.pages import htmx_ready, log_in, open_card, submit_with_enter
-from tests.factories import make_conversation, make_group
+from tests.browser.pages import htmx_ready, open_card, submit_with_enter
+from tests.factories import PASSWORD, make_conversation, make_group
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 # 5 MB on one line: a minified bundle or a base64 blob pasted into a chat
 HUGE = ("eyJhIjoxLCJiIjpbMiwzXX0=" * 220_000)[:5_000_000] + " THE-END"
+# the longest text node of the page: Chromium lays one out in time proportional to it
+LONGEST_TEXT_NODE = """() => {
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  let longest = 0;
+  while (walk.nextNode()) longest = Math.max(longest, walk.currentNode.length);
+  return longest;
+}"""
+
+
+def log_in(browser, live_server, username: str):
+    """tests/browser/pages.log_in with the patience a loaded CI machine needs here: the 5 MB
+    rows make this file's first page the live server's first request."""
+    context = browser.new_context()
+    context.set_default_timeout(60_000)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill('input[name="username"]', username)
+    page.fill('input[name="password"]', PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(f"{live_server.url}/")
+    return context, page, errors
 
 
 @pytest.fixture
@@ -30,20 +53,21 @@ def huge_card(study, alice):
 def test_a_5_mb_single_line_card_opens_and_takes_labels(live_server, browser, alice, huge_card):
     assert len(Turn.objects.get(pk=huge_card.pk).user_text) == len(HUGE)  # stored whole
     _context, page, errors = log_in(browser, live_server, "alice")
-    page.set_default_timeout(30_000)
     started = time.monotonic()
     open_card(page, live_server.url, huge_card)
+    # what made it slow, whatever the machine's load: a text node of 5,000,008 characters
+    # (10.8 s of Chromium's layout); now the shown 200,000 at most
+    assert page.evaluate(LONGEST_TEXT_NODE) <= 200_000
     page.keyboard.press("0")  # no smell
     submit_with_enter(page)
     took = time.monotonic() - started
     assert Annotation.objects.filter(turn=huge_card, annotator=alice).exists()
-    assert took < 15, f"{took:.1f} s to open the card and label it"  # minutes before the fix
+    assert took < 30, f"{took:.1f} s to open the card and label it"
     assert errors == []
 
 
 def test_the_full_text_is_one_click_away_as_plain_text(live_server, browser, alice, huge_card):
     _context, page, errors = log_in(browser, live_server, "alice")
-    page.set_default_timeout(30_000)
     open_card(page, live_server.url, huge_card)
     notice = page.locator("#card .message.user .message-cut")
     assert "Shown: the first 200,000 of 5,000,008 characters." in notice.inner_text()
@@ -54,7 +78,8 @@ def test_the_full_text_is_one_click_away_as_plain_text(live_server, browser, ali
     assert answer.value.headers["content-type"] == "text/plain; charset=utf-8"
     page.wait_for_load_state("load")
     assert page.evaluate("document.body.innerText.endsWith('THE-END')")
-    assert time.monotonic() - started < 15
+    # one layout of 5 MB by the browser's own text viewer: about 5 s on an idle machine
+    assert time.monotonic() - started < 45
     assert errors == []
 
 
