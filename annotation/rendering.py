@@ -20,7 +20,8 @@ from functools import lru_cache
 from typing import Any
 
 import nh3
-from django.utils.html import escape
+from django.conf import settings
+from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 from pygments import highlight
@@ -182,6 +183,35 @@ def message_html(text: str) -> SafeString:
     return mark_safe(f'<div class="md">{_clean(_MD.render(text))}</div>')
 
 
+# --- a message past the display limit (annotation/messages.py) -----------------------------
+
+
+def display_limit() -> int:
+    return settings.CARDSORT_MESSAGE_DISPLAY_LIMIT
+
+
+def cut(text: str) -> tuple[str, bool]:
+    """The text as far as a page shows it, and whether it was cut."""
+    limit = display_limit()
+    if len(text) <= limit:
+        return text, False
+    return text[:limit], True
+
+
+def notice(total: int, url: str = "") -> SafeString:
+    """What a cut message says under its shown part: how much is shown, and the link."""
+    said = f"Shown: the first {display_limit():,} of {total:,} characters."
+    if not url:
+        return format_html('<p class="message-cut muted">{}</p>', said)
+    return format_html(
+        '<p class="message-cut muted">{} <a href="{}" data-full-text>Full text (plain)</a>'
+        ' · <a href="{}">download</a></p>',
+        said,
+        url,
+        url + ("&" if "?" in url else "?") + "download=1",
+    )
+
+
 # --- reply parts ---------------------------------------------------------------------------
 
 _KINDS = {
@@ -242,10 +272,23 @@ def _text_of(value: Any) -> str:
 
 
 def _data_html(value: Any) -> SafeString:
-    """Structured data pretty-printed as JSON; text as code (its language guessed)."""
+    """Structured data pretty-printed as JSON; text as code (its language guessed); either
+    cut past the display limit."""
     if isinstance(value, dict | list) and not (value and _all_blocks(value)):
-        return code_html(json.dumps(value, indent=2, ensure_ascii=False), "json")
-    return code_html(_text_of(value))
+        return _cut_code(json.dumps(value, indent=2, ensure_ascii=False), "json")
+    return _cut_code(_text_of(value))
+
+
+def _cut_code(code: str, lang: str = "") -> SafeString:
+    shown, was_cut = cut(code)
+    html = code_html(shown, lang)
+    return mark_safe(html + notice(len(code))) if was_cut else html
+
+
+def _cut_message(text: str) -> SafeString:
+    shown, was_cut = cut(text)
+    html = message_html(shown)
+    return mark_safe(html + notice(len(text))) if was_cut else html
 
 
 def _all_blocks(value: Any) -> bool:
@@ -289,7 +332,7 @@ def reply_part(part: dict) -> ReplyPart:
             body = _data_html(arguments)
     elif kind == "thinking":
         text = _text_of(_first(part, "thinking", "text", "content", "summary") or "")
-        summary, body = text, message_html(text)
+        summary, body = text, _cut_message(text)
     else:
         raw = _first(part, "content", "output", "result", "text")
         if raw is None:

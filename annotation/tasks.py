@@ -24,6 +24,8 @@ from celery.signals import worker_ready
 from django.conf import settings
 from django.db import connection
 
+from .csv_cells import neutralise
+
 logger = logging.getLogger(__name__)
 
 # Progress is written at most this often: a per-record UPDATE would slow a large import
@@ -200,7 +202,8 @@ def write_rejected(job, errors: list[str]) -> str:
     """Every rejected record and unreadable file of an import, one `file:line: reason` line
     each (`file[index] (id=...): reason` in a JSON array), where the job's result keeps only
     the first ImportReport's MAX_REPORTED. Returns its path relative to MEDIA_ROOT, or ""
-    when nothing was rejected."""
+    when nothing was rejected. A spreadsheet opens a .txt as one cell a line: a line that
+    begins like a formula (a file named "=cmd...") is neutralised as a CSV cell is."""
     if not errors:
         return ""
     relative = Path("imports", str(job.pk), REJECTED_FILE)
@@ -208,7 +211,7 @@ def write_rejected(job, errors: list[str]) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as out:
         for line in errors:
-            out.write(line.replace("\n", " ") + "\n")
+            out.write(neutralise(line.replace("\n", " ")) + "\n")
     return str(relative)
 
 

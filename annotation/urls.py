@@ -16,6 +16,7 @@ from .views import (
     jobs,
     lead,
     members,
+    message_text,
     nav,
     opensort,
     opensort_analytics,
@@ -33,9 +34,15 @@ from .views import (
 card = [
     path("", annotate.card, name="card"),
     path("context/", annotate.card_context, name="card_context"),
+    path("text/<int:index>/<str:part>/", message_text.card_text, name="card_text"),
     path("evidence/", annotate.card_evidence, name="card_evidence"),
     path("discussion/", discussion.discussion, name="discussion"),
     path("discussion/context/", discussion.discussion_context, name="discussion_context"),
+    path(
+        "discussion/text/<int:index>/<str:part>/",
+        message_text.discussion_text,
+        name="discussion_text",
+    ),
     path("comments/", discussion.comment, name="comment"),
     path("decide/", discussion.decide, name="decide"),
     path("timeline/", discussion.card_timeline, name="card_timeline"),
@@ -50,6 +57,11 @@ card = [
 lead_pages = [
     path("conversations/", lead.conversations, name="lead_conversations"),
     path("conversations/<int:conversation_id>/", browse.conversation, name="lead_conversation"),
+    path(
+        "conversations/<int:conversation_id>/text/<int:index>/<str:part>/",
+        message_text.conversation_text,
+        name="lead_conversation_text",
+    ),
     path(
         "conversations/<int:conversation_id>/split/",
         split.split_conversation,

@@ -155,6 +155,12 @@ JOB_WAITING_WARNING_SECONDS = env_int("JOB_WAITING_WARNING_SECONDS", 10)
 # was killed or crashed); workers beat every few seconds while they run a job.
 JOB_LOST_SECONDS = env_int("JOB_LOST_SECONDS", 120)
 
+# Conversation text on the pages (annotation/messages.py): a message longer than this many
+# characters is kept whole but shown cut there, its full text one click away as plain
+# text; the earlier turns of a card come this many at a time ("Show earlier turns").
+CARDSORT_MESSAGE_DISPLAY_LIMIT = env_int("CARDSORT_MESSAGE_DISPLAY_LIMIT", 200_000)
+CARDSORT_CONTEXT_TURNS = env_int("CARDSORT_CONTEXT_TURNS", 20)
+
 # LLM split proposals (annotation/intake/llm.py): any OpenAI-compatible chat completions
 # endpoint. Off unless both the base URL and the model are set; the key is optional.
 CARDSORT_LLM_BASE_URL = os.environ.get("CARDSORT_LLM_BASE_URL", "").strip()

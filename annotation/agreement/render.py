@@ -31,6 +31,7 @@ import csv
 import io
 from collections.abc import Mapping, Sequence
 
+from ..csv_cells import SafeWriter
 from .spec import (
     CSV,
     MD,
@@ -190,13 +191,17 @@ CSV_COLUMNS = [
 ]
 
 
-def _csv_value(value) -> str:
-    return "" if value is None else repr(value) if isinstance(value, float) else str(value)
+def _csv_value(value) -> object:
+    """A number stays a number (written in full precision: a kappa of -0.25 is data, and its
+    column stays numeric), None is an empty cell; text is neutralised by the writer."""
+    return "" if value is None else value
 
 
 def to_csv(result: Mapping, taxonomy: Mapping[str, Sequence[TaxonomyEntry]]) -> str:
+    """Every cell through csv_cells.SafeWriter: a group, pair, annotator or category name
+    that begins like a formula gets a leading apostrophe; computed numbers are unchanged."""
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
+    w = SafeWriter(csv.writer(buf, lineterminator="\n"))
     w.writerow(CSV_COLUMNS)
     if result.get("taxonomy_version"):
         # the file names the taxonomy version its numbers are of (annotation/evolution/)

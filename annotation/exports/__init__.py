@@ -14,7 +14,9 @@ File encodings (also in `export_gold --help`):
 - JSONL: one object a line; a label set is a sorted list of type codes, `[]` is "no smell",
   `null` is "no record" (nobody labelled / no consensus yet).
 - CSV: a label set is its codes joined with "|", `-` for the empty set ("no smell"), and an
-  empty cell for null; every other null is an empty cell too.
+  empty cell for null; every other null is an empty cell too. A text cell (header too) that
+  begins like a spreadsheet formula (= + - @, tab, CR...) gets a leading apostrophe
+  (annotation/csv_cells.py); numbers stay numbers.
 - Parquet: label sets are list<string> columns (null vs [] kept); integers are nullable int64,
   and the file's pandas metadata makes `pandas.read_parquet` read them as "Int64" (a null
   would otherwise turn `from_round` or `confidence` into float64).

@@ -13,6 +13,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from ..csv_cells import SafeWriter, neutralise
 from .columns import CSV_EMPTY_SET, CSV_SEPARATOR, EXPORT_FORMATS, arrow_schema, is_label_column
 
 Progress = Callable[[int], None] | None
@@ -60,21 +61,26 @@ def _write_jsonl(batches: Iterable, columns: list[str], path: Path, progress: Pr
     return n
 
 
-def _csv_cell(name: str, value) -> str:
+def _csv_cell(name: str, value) -> object:
+    """A value as its CSV cell: a label set its codes joined (the app's own "-" for the empty
+    set is kept: a lone minus is no formula), a boolean true/false, a number as a number,
+    any text neutralised (csv_cells: a name, a note or an id may be a formula)."""
     if value is None:
         return ""
     if is_label_column(name):
-        return CSV_SEPARATOR.join(value) if value else CSV_EMPTY_SET
+        return neutralise(CSV_SEPARATOR.join(value)) if value else CSV_EMPTY_SET
     if isinstance(value, bool):
         return "true" if value else "false"
-    return str(value)
+    if isinstance(value, int | float):
+        return value
+    return neutralise(str(value))
 
 
 def _write_csv(batches: Iterable, columns: list[str], path: Path, progress: Progress) -> int:
     n = 0
     with open(path, "w", encoding="utf-8", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(columns)
+        SafeWriter(writer).writerow(columns)
         for batch in batches:
             for row in _rows(batch):
                 writer.writerow([_csv_cell(name, row[name]) for name in columns])

@@ -30,6 +30,7 @@ import pandas as pd
 from scipy.cluster.hierarchy import leaves_list, linkage
 from scipy.spatial.distance import squareform
 
+from ..csv_cells import neutralise
 from .dendrogram import dendrogram_svg
 
 # the page's matrices show at most this many rows and columns (the CSV has them all)
@@ -164,23 +165,13 @@ def leaf_order(z: np.ndarray | None, n: int) -> list[int]:
 
 # -- CSV -------------------------------------------------------------------------------------
 
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def neutralise(cell: object) -> object:
-    """A text cell a spreadsheet would run as a formula (it begins with = + - @, a tab or a
-    carriage return) gets a leading apostrophe; numbers pass unchanged (ours are counts and
-    shares, never negative)."""
-    if isinstance(cell, str) and cell.startswith(FORMULA_STARTS):
-        return "'" + cell
-    return cell
-
 
 def matrix_csv(corner: str, labels: Sequence[str], values: np.ndarray) -> str:
     """A square matrix as CSV: a header row of labels, then one row per label. Text cells are
-    neutralised against formula injection; NaN is an empty cell, a float is written as its
-    repr (round it first). pandas writes the cells: a loop over them in Python took 20 s at
-    2,000 x 2,000 (still 12 s for floats, 2 s for counts)."""
+    neutralised against formula injection (csv_cells; counts and shares stay numbers); NaN
+    is an empty cell, a float is written as its repr (round it first). pandas writes the
+    cells: a loop over them in Python took 20 s at 2,000 x 2,000 (still 12 s for floats, 2 s
+    for counts)."""
     names = [neutralise(s) for s in labels]
     frame = pd.DataFrame(values, index=pd.Index(names, name=neutralise(corner)), columns=names)
     buf = io.StringIO(newline="")

@@ -3,15 +3,25 @@ from __future__ import annotations
 from django import template
 from django.utils.safestring import SafeString
 
-from annotation import rendering
+from annotation import messages, rendering
 
 register = template.Library()
 
 
 @register.filter
 def message_html(text: str) -> SafeString:
-    """Conversation text (Markdown, hostile) as sanitized HTML: annotation/rendering.py."""
-    return rendering.message_html(text or "")
+    """Conversation text (Markdown, hostile) as sanitized HTML: annotation/rendering.py; cut
+    past the display limit (annotation/messages.py), with no link to the full text."""
+    return messages.shown_html(text or "")
+
+
+@register.simple_tag(takes_context=True)
+def message(context, text: str, index: int, part: str) -> SafeString:
+    """A message of the page's conversation (turn `index`, `part` user, reply or system),
+    cut past the display limit with a link to its full text under the page's own access
+    (the context's `text_view`, annotation/messages.text_view)."""
+    url = messages.text_url(context.get("text_view"), index, part)
+    return messages.shown_html(text or "", url)
 
 
 @register.filter

@@ -20,6 +20,7 @@ from ..access import get_card_for_annotator, get_study_for_user, is_expert
 from ..evolution import pending_labels
 from ..forms import AnnotationForm, MyCardsFilter, form_errors
 from ..intake import splitcheck
+from ..messages import context_window, text_view
 from ..models import (
     Annotation,
     CardSkip,
@@ -197,11 +198,14 @@ def _refused(form: AnnotationForm) -> str:
 @login_required
 @require_GET
 def card_context(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
-    """The earlier turns of the card's conversation (one click away on the card)."""
+    """The earlier turns of the card's conversation (one click away on the card), the
+    nearest CARDSORT_CONTEXT_TURNS first, then a window at a time (annotation/messages.py)."""
     study, _ = get_study_for_user(request.user, slug)
     turn, _group = get_card_for_annotator(request.user, study, turn_id)
-    earlier = Turn.objects.filter(conversation_id=turn.conversation_id, index__lt=turn.index)
-    ctx = {"study": study, "turn": turn, "earlier": earlier}
+    window = context_window(request, turn, reverse("card_context", args=[slug, turn.pk]))
+    if isinstance(window, HttpResponse):
+        return window
+    ctx = {"study": study, **window, **text_view("card_text", slug, turn.pk)}
     return render(request, "annotation/card.html#context", ctx)
 
 
@@ -280,6 +284,7 @@ def _render_card(
         "study": study,
         "turn": turn,
         **splitcheck.turn_context(turn),
+        **text_view("card_text", study.slug, turn.pk),
         "types": types,
         "form": form,
         "error": error,

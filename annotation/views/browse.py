@@ -17,6 +17,7 @@ from ..access import lead_page
 from ..browse import BrowseFilter, Choices, conversation_cards, page_rows
 from ..intake.llm import off_reason
 from ..intake.splitting import why_not_split
+from ..messages import text_view
 from ..models import Conversation, JobKind, SetAside, SplitProposal, Study
 from .jobs import RECENT_JOBS
 
@@ -52,6 +53,7 @@ def conversation(request: HttpRequest, study: Study, conversation_id: int) -> Ht
         "conversation": conversation,
         "cards": conversation_cards(request.user, study, conversation),
         **split_context(study, conversation),
+        **text_view("lead_conversation_text", study.slug, conversation.pk),
     }
     return render(request, "annotation/lead/conversation.html", ctx)
 

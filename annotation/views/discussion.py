@@ -39,6 +39,7 @@ from ..access import (
 )
 from ..forms import AnnotationForm, CommentForm, ConsensusForm, QueueFilter
 from ..intake import splitcheck
+from ..messages import context_window, text_view
 from ..models import (
     AlreadyDecided,
     Annotation,
@@ -208,10 +209,12 @@ def discussion_context(request: HttpRequest, slug: str, turn_id: int) -> HttpRes
     partial is for annotators only)."""
     study, role = get_study_for_user(request.user, slug)
     card = _card(request, study, role, turn_id)
-    earlier = Turn.objects.filter(
-        conversation_id=card.turn.conversation_id, index__lt=card.turn.index
-    )
-    ctx = {"study": study, "turn": card.turn, "earlier": earlier}
+    url = reverse("discussion_context", args=[slug, card.turn.pk]) + card.query
+    window = context_window(request, card.turn, url)
+    if isinstance(window, HttpResponse):
+        return window
+    text = text_view("discussion_text", slug, card.turn.pk, query=card.query)
+    ctx = {"study": study, **window, **text}
     return render(request, "annotation/card.html#context", ctx)
 
 
@@ -337,6 +340,12 @@ def _proposal_events(proposals: list):
 # --- rendering --------------------------------------------------------------------------------
 
 
+def _turn_context(study: Study, card: DiscussionCard) -> dict:
+    """The split check's view of the turn, and the way to a cut message's full text."""
+    text = text_view("discussion_text", study.slug, card.turn.pk, query=card.query)
+    return {**splitcheck.turn_context(card.turn), **text}
+
+
 def _render_discussion(
     request: HttpRequest,
     study: Study,
@@ -366,7 +375,7 @@ def _render_discussion(
         "study": study,
         "card": card,
         "turn": card.turn,
-        **splitcheck.turn_context(card.turn),
+        **_turn_context(study, card),
         "types": types,
         "rounds": _rounds(annotations, annotators, card),
         "comments": _comments(card),

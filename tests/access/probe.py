@@ -46,6 +46,8 @@ def _page_requests(slug: str, turn: Turn) -> list[tuple[str, str, dict, dict]]:
         reverse("card_context", args=t),
         reverse("discussion", args=t),
         reverse("discussion_context", args=t),
+        reverse("card_text", args=[*t, turn.index, "user"]),
+        reverse("discussion_text", args=[*t, turn.index, "reply"]),
         reverse("card_timeline", args=t),
         reverse("split_queue", args=[slug]),
         reverse("taxonomy", args=[slug]),

@@ -157,11 +157,14 @@ def test_a_keyboard_only_day_of_twenty_cards(browser, live_server, alice, lead, 
         following = plain[i + 1] if i + 1 < len(plain) else day["last"]
         tick_and_submit(page, [str(i % 9 + 1)], following)
 
-    # 7. turn 25 of 25 with its 24 earlier turns open: the labels panel stays in view
+    # 7. turn 25 of 25 with its 24 earlier turns open (two windows): the labels panel stays in view
     last = day["last"]
     assert f"of {last.conversation.n_turns}" in page.inner_text("#card")
     htmx_ready(page, "#card [data-context]")
     page.keyboard.press("c")
+    # the nearest 20 first (CARDSORT_CONTEXT_TURNS), the 4 before them one click further
+    page.wait_for_function("document.querySelectorAll('#context .context-turn').length === 20")
+    page.click("#context .context-more button")
     page.wait_for_function("document.querySelectorAll('#context .context-turn').length === 24")
     for where in ("middle", "bottom"):
         y = "document.body.scrollHeight / 2" if where == "middle" else "document.body.scrollHeight"

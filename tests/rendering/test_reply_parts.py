@@ -141,3 +141,17 @@ def test_the_card_folds_each_part_with_its_kind_tool_and_summary(client, study, 
     assert all("open" not in p for p in parts)  # folded
     text = " ".join(tree.text.split())
     assert "Tool call Bash pytest -q" in text and "Tool result 3 passed" in text
+
+
+def test_a_part_past_the_display_limit_is_cut_with_a_notice(settings):
+    settings.CARDSORT_MESSAGE_DISPLAY_LIMIT = 1000
+    output = "x" * 5000 + "THE-END"
+    for part in (
+        {"type": "tool_result", "content": output},
+        {"type": "thinking", "thinking": output},
+        {"type": "tool_call", "name": "Bash", "arguments": {"command": output}},
+    ):
+        body = str(reply_part(part).body)
+        assert "THE-END" not in body, part["type"]
+        assert "Shown: the first 1,000 of" in body, part["type"]
+    assert "Shown" not in str(reply_part({"type": "tool_result", "content": "short"}).body)

@@ -127,3 +127,41 @@ def test_it_writes_csv_in_long_format():
         ("taxonomy", "Historical Instruction Compliance", "share_of_cards", "must_do_omission")
     ]
     assert share["value"] == "0.75"
+
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+def _hostile_result():
+    """The group, a pair and a type named like formulas and HTML; a negative kappa."""
+    result = _result()
+    report = result["axes"]["smell"]["report"]
+    report["groups"] = {f"={HOSTILE}": report["groups"]["G_1 & co"]}
+    report["pairs"] = {"@alice|bob": report["pairs"]["alice|bob"]}
+    report["pairs"]["@alice|bob"]["cohen_kappa"] = -0.25
+    result["axes"]["smell"]["extras"]["pairs_by_group"] = {f"={HOSTILE}": ["@alice|bob"]}
+    entries = [TaxonomyEntry("ambiguous_instruction", HOSTILE, f"+{HOSTILE}"), ENTRIES[1]]
+    return result, {"smell": entries}
+
+
+def test_the_csv_neutralises_names_and_keeps_computed_numbers():
+    text = to_csv(*_hostile_result())
+    rows = list(csv.reader(io.StringIO(text)))
+    names = {r[2] for r in rows[1:]}
+    assert f"'={HOSTILE}" in names and "'@alice|bob" in names
+    assert f"'+{HOSTILE}" in names  # the taxonomy table's category
+    assert not any(n.startswith(("=", "+", "@")) for n in names)
+    by = {(r[1], r[2], r[3]): r for r in rows}
+    # a negative kappa is data: written as a number, read back as one
+    assert by[("pair", "'@alice|bob", "cohen_kappa")][5] == "-0.25"
+
+
+def test_markdown_escapes_html_in_group_and_type_names():
+    md = to_markdown(*_hostile_result())
+    assert "<img" not in md and "onerror=alert(1)&gt;" in md
+    assert md.count("&lt;img") >= 3  # the group, the type and its category
+
+
+def test_latex_escapes_html_in_group_and_type_names():
+    tex = to_latex(*_hostile_result())
+    assert "<img" not in tex and "\\textless{}img src=x onerror=alert(1)\\textgreater{}" in tex
