@@ -160,9 +160,7 @@ def test_a_note_stored_before_the_limit_is_still_shown(client, study, alice):
     assert Annotation.objects.get().note == long_note
 
 
-def test_the_label_import_refuses_a_long_note_naming_file_line_and_field(
-    tmp_path, study, alice
-):
+def test_the_label_import_refuses_a_long_note_naming_file_line_and_field(tmp_path, study, alice):
     group = make_group(study, "g1", [alice])
     make_conversation(study, "c1", n_turns=2, group=group)
     base = {"conversation": "c1", "annotator": "alice", "labels": [], "group": "g1"}
