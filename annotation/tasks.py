@@ -24,6 +24,8 @@ from celery.signals import worker_ready
 from django.conf import settings
 from django.db import connection
 
+from .uploads import job_ended
+
 logger = logging.getLogger(__name__)
 
 # Progress is written at most this often: a per-record UPDATE would slow a large import
@@ -191,6 +193,7 @@ def run_import(self, job_id: int) -> None:
         job.fail(error, result=result, result_file=rejected)
     else:
         job.finish(result, result_file=rejected)
+        job_ended(job)  # its uploads removed, or kept CARDSORT_UPLOAD_KEEP_DAYS
 
 
 REJECTED_FILE = "rejected.txt"
@@ -298,6 +301,7 @@ def run_label_import(self, job_id: int) -> None:
         job.fail(f"Nothing could be imported. {report.summary()}", result=result)
     else:
         job.finish(result)
+        job_ended(job)
 
 
 @shared_task(bind=True)
