@@ -76,6 +76,7 @@ def test_a_round_2_note_or_quote_over_the_limit_is_refused(client, alice, disput
     assert response.status_code == 422
     html = response.content.decode()
     assert f"{field.capitalize()}: at most {limit:,} characters (yours has {limit + 1:,})." in html
+    assert f"{field.capitalize()}: {field.capitalize()}:" not in html  # named once
     assert text in html
     assert not Annotation.objects.filter(turn=disputed, round=2).exists()
 
@@ -88,6 +89,7 @@ def test_a_rationale_over_the_limit_is_refused(client, moderator, disputed):
     assert response.status_code == 422
     html = response.content.decode()
     assert "Rationale: at most 20,000 characters (yours has 20,001)." in html
+    assert "Rationale: Rationale:" not in html
     assert text in html
     assert not Consensus.objects.exists()
 
