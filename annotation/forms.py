@@ -10,6 +10,7 @@ from taxonomy.models import Axis, Type
 from .evidence import EvidenceError, EvidenceSpan, check_span
 from .evolution import report_versions
 from .exports import EXPORT_FORMATS
+from .limits import TextLimit
 from .models import Annotation, Conversation, Group, JobKind, Source, Study
 
 
@@ -24,9 +25,11 @@ class AnnotationForm(forms.Form):
 
     types = forms.MultipleChoiceField(required=False)
     no_smell = forms.BooleanField(required=False)
-    note = forms.CharField(required=False, widget=forms.Textarea)
+    note = forms.CharField(required=False, widget=forms.Textarea, validators=[TextLimit("note")])
     # not stripped here: a quote is compared with its span as posted (_span strips free text)
-    evidence = forms.CharField(required=False, strip=False, widget=forms.Textarea)
+    evidence = forms.CharField(
+        required=False, strip=False, widget=forms.Textarea, validators=[TextLimit("evidence")]
+    )
     confidence = forms.TypedChoiceField(
         required=False,
         coerce=int,
@@ -110,6 +113,7 @@ class CommentForm(forms.Form):
         label="Comment",
         strip=True,
         error_messages={"required": "Write a comment before sending it."},
+        validators=[TextLimit("comment")],
     )
 
 
@@ -117,7 +121,9 @@ class ConsensusForm(AnnotationForm):
     """The moderator's consensus: the same choice of types as a card (types or "no smell"),
     and a rationale, required, because a decision without a reason cannot be reviewed."""
 
-    rationale = forms.CharField(widget=forms.Textarea, strip=True)
+    rationale = forms.CharField(
+        widget=forms.Textarea, strip=True, validators=[TextLimit("rationale")]
+    )
 
 
 class QueueFilter(forms.Form):
@@ -244,10 +250,12 @@ class ProposalForm(forms.Form):
 
     name = forms.CharField(max_length=200, error_messages={"required": "Give the type a name."})
     definition = forms.CharField(
-        error_messages={"required": "Say what the type means (a definition)."}
+        error_messages={"required": "Say what the type means (a definition)."},
+        validators=[TextLimit("definition")],
     )
     reason = forms.CharField(
-        error_messages={"required": "Say why none of the existing types fits."}
+        error_messages={"required": "Say why none of the existing types fits."},
+        validators=[TextLimit("reason")],
     )
     axis = forms.CharField(required=False)
 
@@ -268,7 +276,7 @@ class ProposalDecisionForm(forms.Form):
     action = forms.ChoiceField(choices=[("accept", "accept"), ("map", "map"), ("reject", "reject")])
     category = forms.CharField(required=False)  # accept: an existing category name, or "Proposed"
     code = forms.CharField(required=False)  # map: an existing type code
-    reason = forms.CharField(required=False)
+    reason = forms.CharField(required=False, validators=[TextLimit("reason")])
 
     def clean(self):
         data = super().clean()

@@ -17,6 +17,7 @@ from django.utils import timezone
 from taxonomy.models import Axis, Category, TaxonomyVersion, Type
 
 from .evidence import EvidenceSpan
+from .limits import TextLimit
 
 
 class Role(models.TextChoices):
@@ -551,8 +552,9 @@ class Annotation(models.Model):
     round = models.PositiveSmallIntegerField(default=1)
     types = models.ManyToManyField(Type, blank=True, related_name="annotations")
     taxonomy_version = models.ForeignKey(TaxonomyVersion, on_delete=models.PROTECT)
-    note = models.TextField(blank=True)
-    evidence = models.TextField(blank=True)
+    # limits (annotation/limits.py) are validators: nothing stored before them is refused
+    note = models.TextField(blank=True, validators=[TextLimit("note")])
+    evidence = models.TextField(blank=True, validators=[TextLimit("evidence")])
     # where `evidence` is quoted from (annotation/evidence.py): a turn of the card's
     # conversation up to the card, its user message or reply, [start, end) in the stored
     # text; all null for free-text evidence (or none)
@@ -928,7 +930,7 @@ class Decision(models.Model):
     )
     decided_at = models.DateTimeField(default=timezone.now)
     taxonomy_version = models.ForeignKey(TaxonomyVersion, on_delete=models.PROTECT)
-    rationale = models.TextField(blank=True)
+    rationale = models.TextField(blank=True, validators=[TextLimit("rationale")])
     is_current = models.BooleanField(default=True)
     # taxonomy evolution, as on Annotation: the row carried to the new version, and the move
     # that retired this one (the old version's decision as it stood)
@@ -1132,7 +1134,7 @@ class Comment(models.Model):
     )
     author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
     round = models.PositiveSmallIntegerField()
-    text = models.TextField()
+    text = models.TextField(validators=[TextLimit("comment")])
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -1157,7 +1159,7 @@ class CardSkip(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="card_skips"
     )
     kind = models.CharField(max_length=4, choices=SkipKind.choices, default=SkipKind.SKIP)
-    reason = models.TextField(blank=True)
+    reason = models.TextField(blank=True, validators=[TextLimit("flag")])
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -1465,8 +1467,10 @@ class Proposal(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="proposals"
     )
     name = models.CharField(max_length=200)
-    definition = models.TextField()
-    reason = models.TextField(help_text="why none of the existing types fits")
+    definition = models.TextField(validators=[TextLimit("definition")])
+    reason = models.TextField(
+        help_text="why none of the existing types fits", validators=[TextLimit("reason")]
+    )
     axis = models.ForeignKey(Axis, null=True, blank=True, on_delete=models.SET_NULL)
     status = models.CharField(
         max_length=10, choices=ProposalStatus.choices, default=ProposalStatus.PENDING
@@ -1479,7 +1483,7 @@ class Proposal(models.Model):
         related_name="decided_proposals",
     )
     decided_at = models.DateTimeField(null=True, blank=True)
-    decision_reason = models.TextField(blank=True)
+    decision_reason = models.TextField(blank=True, validators=[TextLimit("reason")])
     # what the decision did, in words, for the proposer (what they may now do, or why not)
     outcome = models.TextField(blank=True)
     mapped_to_code = models.CharField(max_length=100, blank=True)

@@ -25,6 +25,7 @@ from django.conf import settings
 from django.db import connection
 
 from .csv_cells import neutralise
+from .uploads import job_ended
 
 logger = logging.getLogger(__name__)
 
@@ -193,6 +194,7 @@ def run_import(self, job_id: int) -> None:
         job.fail(error, result=result, result_file=rejected)
     else:
         job.finish(result, result_file=rejected)
+        job_ended(job)  # its uploads removed, or kept CARDSORT_UPLOAD_KEEP_DAYS
 
 
 REJECTED_FILE = "rejected.txt"
@@ -301,6 +303,7 @@ def run_label_import(self, job_id: int) -> None:
         job.fail(f"Nothing could be imported. {report.summary()}", result=result)
     else:
         job.finish(result)
+        job_ended(job)
 
 
 @shared_task(bind=True)

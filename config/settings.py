@@ -113,6 +113,25 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
 # A `.specstory/history` folder chosen on the import page holds a file per session.
 DATA_UPLOAD_MAX_NUMBER_FILES = 10_000
+# -- Limits (annotation/limits.py, annotation/uploads.py; README "Configuration") --
+# An uploaded file (an import's) may be at most CARDSORT_UPLOAD_MAX_MB; bigger ones are
+# refused with a message naming them. Files over FILE_UPLOAD_MAX_MEMORY_SIZE are streamed to
+# a temporary file, never held in memory; DATA_UPLOAD_MAX_MEMORY_SIZE bounds the rest of a
+# request (its fields), not its files.
+CARDSORT_UPLOAD_MAX_BYTES = int(os.environ.get("CARDSORT_UPLOAD_MAX_MB", "200")) * 1024 * 1024
+FILE_UPLOAD_HANDLERS = [
+    "annotation.uploads.UploadSizeLimit",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+# Days an import's uploads stay after it succeeded (0: removed at once); `manage.py
+# purge_uploads` removes the expired ones. A failed import keeps its uploads.
+CARDSORT_UPLOAD_KEEP_DAYS = int(os.environ.get("CARDSORT_UPLOAD_KEEP_DAYS", "0"))
+# Free text people type, in characters: an annotation's note and evidence quote; comments,
+# rationales and proposals' texts (a flag's reason has FlagForm's 2,000).
+CARDSORT_MAX_NOTE_CHARS = int(os.environ.get("CARDSORT_MAX_NOTE_CHARS", "10000"))
+CARDSORT_MAX_EVIDENCE_CHARS = int(os.environ.get("CARDSORT_MAX_EVIDENCE_CHARS", "20000"))
+CARDSORT_MAX_COMMENT_CHARS = int(os.environ.get("CARDSORT_MAX_COMMENT_CHARS", "20000"))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -9,6 +9,7 @@ from rest_framework import serializers
 from taxonomy.models import TaxonomyVersion, Type
 
 from ..importers.annotations import LabelRecordError, resolve_labels
+from ..limits import TextLimit
 
 
 class StudyOutputSerializer(serializers.Serializer):
@@ -130,9 +131,15 @@ class AnnotationInputSerializer(serializers.Serializer):
         allow_empty=True,
         help_text='Type codes; [] means "no smell"',
     )
-    note = serializers.CharField(required=False, allow_blank=True, default="")
+    note = serializers.CharField(
+        required=False, allow_blank=True, default="", validators=[TextLimit("note")]
+    )
     evidence = serializers.CharField(
-        required=False, allow_blank=True, default="", trim_whitespace=False
+        required=False,
+        allow_blank=True,
+        default="",
+        trim_whitespace=False,
+        validators=[TextLimit("evidence")],
     )
     evidence_span = EvidenceSpanInputSerializer(
         required=False,

@@ -47,6 +47,7 @@ from ..models import (
     Turn,
 )
 from ..tasks import reap_lost_jobs
+from ..uploads import too_large
 from ..views.lead import start_label_import
 from .serializers import (
     AnnotationInputSerializer,
@@ -332,7 +333,9 @@ NOT_LEAD = OpenApiResponse(description="No such study or job, or you are not one
     request={"multipart/form-data": LabelImportInputSerializer},
     responses={
         202: JobStartedSerializer,
-        400: OpenApiResponse(description="No file, or a flag that is not a boolean"),
+        400: OpenApiResponse(
+            description="No file, a file over the upload limit, or a flag that is not a boolean"
+        ),
         404: NOT_LEAD,
     },
 )
@@ -343,6 +346,8 @@ def import_annotations(request: Request, slug: str) -> Response:
     `manage.py import_annotations` does (everyone the file names is seated first, then the
     labels go through the rounds). Follow the job at `status_url`."""
     study = get_study_for_lead(request.user, slug)
+    if error := too_large(request):  # a file over CARDSORT_UPLOAD_MAX_MB was left unread
+        raise ValidationError({"file": [error]})
     serializer = LabelImportInputSerializer(data=request.data)
     serializer.is_valid(raise_exception=True)
     data = serializer.validated_data

@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from taxonomy.models import TaxonomyVersion, Type
 
+from ..limits import check_length
 from ..models import (
     Assignment,
     Conversation,
@@ -128,7 +129,7 @@ def _optional_text(record: dict, key: str) -> str:
         return ""
     if not isinstance(value, str):
         raise LabelRecordError(f"{key}: must be a string, got {type(value).__name__}")
-    return value
+    return check_length(key, value, LabelRecordError)  # "note: at most 10,000 characters"
 
 
 def _confidence(record: dict) -> int | None:

@@ -493,5 +493,7 @@ def _stale_form(request: HttpRequest, card: DiscussionCard) -> str:
 def _first_error(form: forms.Form) -> str:
     """The form's first error, named by its field's label ("Comment: ...")."""
     for name, errors in form.errors.items():
-        return f"{form.fields[name].label}: {errors[0]}" if name in form.fields else errors[0]
+        if name not in form.fields or errors[0].startswith(f"{form.fields[name].label}:"):
+            return errors[0]  # a limit's error names its field already (annotation/limits.py)
+        return f"{form.fields[name].label}: {errors[0]}"
     return ""

@@ -9,14 +9,12 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
-from django.core.exceptions import SuspiciousFileOperation
 from django.core.paginator import Paginator
 from django.db import transaction
 from django.db.models import Count, Prefetch, Sum
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.text import get_valid_filename
 
 from ..access import lead_page, lead_post
 from ..accounts.seats import seat_annotator, set_moderator, unseat_annotator
@@ -34,6 +32,7 @@ from ..models import (
     Study,
 )
 from ..tasks import run_import, run_label_import
+from ..uploads import safe_name, too_large
 from .jobs import recent_jobs
 
 # what the import page offers: the importers' formats, or "auto" (sniffed per file)
@@ -84,15 +83,13 @@ def conversations(request: HttpRequest, study: Study) -> HttpResponse:
 
 def _save_uploads(job: Job, uploads: list, under: str = "") -> list[dict]:
     """Store the uploads under MEDIA_ROOT/imports/<job id>/[under/] and remember each original
-    name: the import's error messages must name the file the lead chose, not our copy."""
+    name: the import's error messages must name the file the lead chose, not our copy (stored
+    under uploads.safe_name: bounded, one path component, its extension kept)."""
     folder = Path(settings.MEDIA_ROOT) / "imports" / str(job.pk) / under
     folder.mkdir(parents=True, exist_ok=True)
     files = []
     for i, upload in enumerate(uploads, 1):
-        try:
-            safe = get_valid_filename(Path(upload.name).name)
-        except SuspiciousFileOperation:
-            safe = "upload"
+        safe = safe_name(upload.name)
         # numbered (in the order chosen): two uploads may share a name
         relative = Path(
             "imports", str(job.pk), under, f"{i:05d}-{safe}" if under else f"{i}-{safe}"
@@ -121,6 +118,8 @@ def import_conversations(request: HttpRequest, study: Study) -> HttpResponse:
         error = f"Unknown format {fmt!r}."
     elif kept not in ("", "coding"):
         error = f"Unknown filter {kept!r}."
+    # a file over the size limit was left out: nothing of the lot is imported
+    error = too_large(request) or error
     if error:
         messages.error(request, error)
         return redirect(back, study.slug)
@@ -158,6 +157,9 @@ def start_label_import(study: Study, user, upload, *, create_members: bool, judg
 @lead_post
 def import_annotations(request: HttpRequest, study: Study) -> HttpResponse:
     upload = request.FILES.get("file")
+    if error := too_large(request):
+        messages.error(request, error)
+        return redirect("lead_conversations", study.slug)
     if upload is None:
         messages.error(request, "Choose a JSONL file of annotations to import.")
         return redirect("lead_conversations", study.slug)

@@ -42,7 +42,10 @@ LINES = [wildchat("a" * 32, "same", "same")] * 2 + [
 
 
 @pytest.fixture
-def upload(media):
+def upload(media, settings):
+    # these tests read the upload again after its job succeeded (clean_import, a second job
+    # on the same file): keep it, where a successful import removes its uploads by default
+    settings.CARDSORT_UPLOAD_KEEP_DAYS = 1
     folder = media / "imports" / "up"
     folder.mkdir(parents=True)
     (folder / "1-chats.jsonl").write_text("\n".join(LINES) + "\n", encoding="utf-8")

@@ -181,6 +181,9 @@ def test_it_does_not_run_a_finished_job_again(study, monkeypatch):
 def test_it_reruns_a_job_a_lost_worker_left_running_without_duplicates(
     client, study, lead, eager, django_capture_on_commit_callbacks
 ):
+    # the job below is made to look lost after it ran; a lost job never got to the end that
+    # removes its uploads (CARDSORT_UPLOAD_KEEP_DAYS = 0), so keep them as it would have
+    eager.CARDSORT_UPLOAD_KEEP_DAYS = 1
     with django_capture_on_commit_callbacks(execute=True):
         _upload(client, study, [SimpleUploadedFile("my chats.jsonl", GOOD_AND_BAD)])
     job = Job.objects.get()
