@@ -2,7 +2,7 @@
 reaches Study (found by walking the model graph, not taken from the backup's own list), rows
 in id order, a reference to a study row as the target's position in its model's rows, a user
 as the username, a taxonomy row as its natural key; ids inside JSON likewise. Two databases
-hold the same study when their forms are equal. Run as a script: prints the form as JSON."""
+hold the same study when their forms are equal."""
 
 from __future__ import annotations
 
@@ -62,6 +62,7 @@ def canonical(slug: str) -> dict:
         .values_list("username", "date_joined", "is_active")
     )
     out["users"] = [[u, d.isoformat(), a] for u, d, a in out["users"]]
+    out["taxonomy"] = _taxonomy_rows(study, ref)
     out["files"] = [
         [position["annotation.Job"][job], relative.split("/", 2)[2], path.read_bytes().hex()]
         for job in ids["annotation.Job"]
@@ -76,16 +77,42 @@ def _ids(label: str, study) -> list[int]:
 
 
 def _taxonomy_keys() -> dict:
-    from taxonomy.models import Axis, Category, TaxonomyVersion, Type
+    from taxonomy.models import Axis, Category, Taxonomy, TaxonomyVersion, Type
 
     versions = {v.pk: (v.taxonomy.slug, v.number) for v in TaxonomyVersion.objects.all()}
     axes = {a.pk: (*versions[a.version_id], a.code) for a in Axis.objects.all()}
     return {
+        "taxonomy.Taxonomy": dict(Taxonomy.objects.values_list("pk", "slug")),
         "taxonomy.TaxonomyVersion": versions,
         "taxonomy.Axis": axes,
         "taxonomy.Category": {c.pk: (*axes[c.axis_id], c.name) for c in Category.objects.all()},
         "taxonomy.Type": {t.pk: (*axes[t.axis_id], t.code) for t in Type.objects.all()},
     }
+
+
+def _taxonomy_rows(study, ref) -> dict:
+    """Every row of the study's taxonomy, every version (its evolution)."""
+    from annotation.backup.dump import TO_TAXONOMY
+
+    taxonomy = study.taxonomy_version.taxonomy_id
+    out = {}
+    for label in graph.TAXONOMY_MODELS:
+        model = graph.model(label)
+        rows = model.objects.filter(**{TO_TAXONOMY[label]: taxonomy}).order_by("pk").values()
+        out[label] = sorted(
+            json.dumps(
+                {
+                    f.attname: ref(graph.label(f.related_model), row[f.attname])
+                    if f.is_relation
+                    else _plain(row[f.attname])
+                    for f in graph.fields(model)
+                },
+                sort_keys=True,
+                default=str,
+            )
+            for row in rows
+        )
+    return out
 
 
 def _json(label, field, value, pk, position, lookup):
@@ -109,13 +136,6 @@ def _referenced_users(out: dict):
                     yield v
 
 
-if __name__ == "__main__":
-    import sys
-
-    import django
-
-    django.setup()
-    from annotation.models import Study
-
-    slugs = sys.argv[1:] or list(Study.objects.order_by("slug").values_list("slug", flat=True))
+def main(slugs: list[str]) -> None:
+    """Print the form of these studies as JSON (run in a subprocess: tests/backup)."""
     print(json.dumps({s: canonical(s) for s in slugs}, sort_keys=True, default=str))

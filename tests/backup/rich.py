@@ -2,8 +2,7 @@
 rows, with the awkward cases: a forward self reference (a tag merged into a later tag), a
 split conversation, labels carried through a taxonomy move (two versions), evidence spans,
 rounds, disputes, consensus, gold, proposals, open-sort board events naming a deleted board
-type, a job with ids in its params and a file in MEDIA_ROOT. Run as a script (the database
-from DATABASE_URL) or imported by an in-process test."""
+type, a job with ids in its params and a file in MEDIA_ROOT."""
 
 from __future__ import annotations
 
@@ -244,10 +243,3 @@ def build(slug: str = "rich") -> m.Study:
         params={"files": [{"path": f"imports/{job.pk}/1-a.jsonl", "name": "a.jsonl"}]},
     )
     return study
-
-
-if __name__ == "__main__":
-    import django
-
-    django.setup()
-    build()
