@@ -36,38 +36,50 @@ TO_TAXONOMY = {
 
 
 def dump_study(slug: str, path: str) -> Counter:
+    counts: Counter = Counter()
+    outermost = not connection.in_atomic_block
+    with transaction.atomic():
+        if outermost and connection.vendor == "postgresql":
+            # one snapshot for every query (the first statement of the transaction)
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        study = _study(slug)
+        with open_out(path) as out:
+            _write(study, out, counts)
+    return counts
+
+
+def _study(slug: str):
     from annotation.models import Study
 
     study = Study.objects.filter(slug=slug).first()
     if study is None:
         known = ", ".join(Study.objects.order_by("slug").values_list("slug", flat=True)[:20])
         raise BackupError(f"no study {slug!r} here (studies: {known or 'none'})")
-    counts: Counter = Counter()
-    with transaction.atomic(), open_out(path) as out:
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        out.write(
-            {
-                "format": FORMAT,
-                "version": VERSION,
-                "study": study.slug,
-                "dumped_at": timezone.now().isoformat(),
-                "database": connection.vendor,
-                "migrations": migration_state(),
-            }
-        )
-        _users(study, out, counts)
-        taxonomies = _taxonomies(study)
-        for label in graph.TAXONOMY_MODELS:
-            lookup = {f"{TO_TAXONOMY[label]}__in": taxonomies}
-            _block(label, graph.model(label).objects.filter(**lookup), out, counts)
-        for label in graph.STUDY_MODELS:
-            rows = graph.model(label).objects.filter(**{graph.scope_path(label): study.pk})
-            _block(label, rows, out, counts)
-        _files(study, out, counts)
-        out.write({"end": {"counts": dict(counts)}})
-    return counts
+    return study
+
+
+def _write(study, out, counts: Counter) -> None:
+    out.write(
+        {
+            "format": FORMAT,
+            "version": VERSION,
+            "study": study.slug,
+            "dumped_at": timezone.now().isoformat(),
+            "database": connection.vendor,
+            "migrations": migration_state(),
+        }
+    )
+    _users(study, out, counts)
+    taxonomies = _taxonomies(study)
+    for label in graph.TAXONOMY_MODELS:
+        lookup = {f"{TO_TAXONOMY[label]}__in": taxonomies}
+        _block(label, graph.model(label).objects.filter(**lookup), out, counts)
+    for label in graph.STUDY_MODELS:
+        rows = graph.model(label).objects.filter(**{graph.scope_path(label): study.pk})
+        _block(label, rows, out, counts)
+    _files(study, out, counts)
+    out.write({"end": {"counts": dict(counts)}})
 
 
 def _scoped(label: str, study):

@@ -18,8 +18,10 @@ import datetime as dt
 import gzip
 import io
 import json
+import os
 import sys
 from contextlib import contextmanager
+from pathlib import Path
 
 from django.db import connection, models
 from django.db.migrations.recorder import MigrationRecorder
@@ -78,10 +80,16 @@ def open_out(path: str):
         writer.close()
         sys.stdout.buffer.flush()
         return
-    with open(path, "wb") as stream:
-        writer = Writer(stream)
-        yield writer
-        writer.close()
+    # written beside, renamed when complete: a failed dump leaves no half file behind
+    partial = Path(f"{path}.part")
+    try:
+        with partial.open("wb") as stream:
+            writer = Writer(stream)
+            yield writer
+            writer.close()
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def read_lines(path: str):
