@@ -88,3 +88,19 @@ def test_missing_users_are_created_without_a_usable_password(dumped):
     ann = User.objects.get(username="ann")
     assert not ann.has_usable_password()
     assert Study.objects.get(slug="copy").memberships.filter(user=ann).exists()
+
+
+def test_dash_writes_to_stdout_and_reads_from_stdin(db, media, monkeypatch):
+    import io
+    import sys
+
+    build("rich")
+    original = canonical("rich")
+    out = io.TextIOWrapper(io.BytesIO())
+    monkeypatch.setattr(sys, "stdout", out)
+    call_command("dump_study", "rich", "-")
+    data = out.buffer.getvalue()
+    assert data[:2] == b"\x1f\x8b"  # gzip, and nothing else on stdout
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    call_command("load_study", "-", "--as", "copy", stdout=io.StringIO())
+    assert canonical("copy") == original
