@@ -104,3 +104,22 @@ def test_dash_writes_to_stdout_and_reads_from_stdin(db, media, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
     call_command("load_study", "-", "--as", "copy", stdout=io.StringIO())
     assert canonical("copy") == original
+
+
+def test_a_row_the_database_refuses_is_named_with_its_line(dumped):
+    def duplicate_membership(lines):
+        at = next(i for i, line in enumerate(lines) if _is_block(line, "annotation.Membership"))
+        row = list(lines[at + 1])
+        row[0] = 999_999  # another id, the same study and user: the unique pair is broken
+        return [*lines[: at + 2], row, *lines[at + 2 :]]
+
+    _rewrite(dumped, duplicate_membership)
+    with pytest.raises(
+        CommandError, match=r":\d+: annotation.Membership #999999: .*(UNIQUE|unique)"
+    ):
+        call_command("load_study", str(dumped), "--as", "copy")
+    assert not Study.objects.filter(slug="copy").exists()
+
+
+def _is_block(line, label=None):
+    return isinstance(line, dict) and "model" in line and label in (None, line["model"])
