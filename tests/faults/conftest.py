@@ -45,8 +45,8 @@ def app_env(database_url: str, data_dir: Path, **extra: str) -> dict[str, str]:
         CARDSORT_DATA_DIR=str(data_dir),
         MEDIA_ROOT=str(settings.MEDIA_ROOT),
         PYTHONUNBUFFERED="1",
-        **extra,
     )
+    env.update(extra)
     return env
 
 
