@@ -22,7 +22,7 @@ from pathlib import Path
 from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
-from django.db import connection
+from django.db import DatabaseError, connection
 
 from .csv_cells import neutralise
 from .uploads import job_ended
@@ -82,6 +82,33 @@ class _Throttled:
             return
         self.last = now
         self.job.set_progress(done, message, total=total)
+
+
+# How long a task keeps trying to record its job's failure when the database itself went
+# away (a restart): after that the job is left to Job.objects.reap_lost.
+DB_RETRY_SECONDS = 30
+
+
+def _record_failure(record) -> None:
+    """Call `record()`, which writes a job's failure, even when what failed was the database
+    connection: a restarted server leaves the worker a broken connection (Django reconnects
+    between requests, never inside a task), so an unusable one is dropped and opened afresh,
+    and a server still starting is waited for, up to DB_RETRY_SECONDS."""
+    if connection.in_atomic_block:  # an eager run inside a transaction: no reconnecting
+        record()
+        return
+    deadline = time.monotonic() + DB_RETRY_SECONDS
+    while True:
+        if connection.connection is not None and not connection.is_usable():
+            connection.close()
+        try:
+            record()
+            return
+        except DatabaseError:
+            if time.monotonic() > deadline:
+                raise
+            logger.warning("could not record a job's failure yet; the database is away")
+            time.sleep(1)
 
 
 @worker_ready.connect
@@ -180,11 +207,16 @@ def run_import(self, job_id: int) -> None:
             rejected = write_rejected(job, report.errors)
     except Exception as exc:
         logger.exception("import job %s failed", job.pk)
-        removed = job.remove_partial_import()
-        error = _failure(exc)
-        if removed:
-            error += f" (the {removed} conversations it had written were removed)"
-        job.fail(error)
+        reason = _failure(exc)
+
+        def record() -> None:
+            removed = job.remove_partial_import()
+            error = reason
+            if removed:
+                error += f" (the {removed} conversations it had written were removed)"
+            job.fail(error)
+
+        _record_failure(record)
         return
     result = report.as_dict()
     if keep is not None:
@@ -246,7 +278,8 @@ def run_filter_dry_run(self, job_id: int) -> None:
             )
     except Exception as exc:
         logger.exception("coding filter dry run %s failed", job.pk)
-        job.fail(_failure(exc))
+        error = _failure(exc)
+        _record_failure(lambda: job.fail(error))
         return
     job.total = job.progress = report["scanned"]
     job.save(update_fields=["total", "progress"])
@@ -282,7 +315,8 @@ def run_label_import(self, job_id: int) -> None:
             )
     except Exception as exc:
         logger.exception("label import job %s failed", job.pk)
-        job.fail(f"{type(exc).__name__}: {exc}")
+        error = f"{type(exc).__name__}: {exc}"
+        _record_failure(lambda: job.fail(error))
         return
     # the lead's file name in the error lines, not our stored copy's
     errors = [
@@ -332,7 +366,8 @@ def run_agreement(self, job_id: int) -> None:
             )
     except Exception as exc:
         logger.exception("agreement job %s failed", job.pk)
-        job.fail(f"{type(exc).__name__}: {exc}")
+        error = f"{type(exc).__name__}: {exc}"
+        _record_failure(lambda: job.fail(error))
         return
     job.finish(result=result)
 
@@ -391,7 +426,8 @@ def run_export(self, job_id: int) -> None:
                 n = write_gold(study, path, fmt, round=round or 1, **options)
     except Exception as exc:
         logger.exception("export job %s failed", job.pk)
-        job.fail(f"{type(exc).__name__}: {exc}")
+        error = f"{type(exc).__name__}: {exc}"
+        _record_failure(lambda: job.fail(error))
         return
     job.total = n
     relative = path.relative_to(Path(settings.MEDIA_ROOT))
@@ -432,7 +468,8 @@ def run_split_proposals(self, job_id: int) -> None:
             )
     except Exception as exc:
         logger.exception("split proposals job %s failed", job.pk)
-        job.fail(f"{type(exc).__name__}: {exc}")
+        error = f"{type(exc).__name__}: {exc}"
+        _record_failure(lambda: job.fail(error))
         return
     if result["asked"] and not result["answered"]:
         first = result["errors"][0] if result["errors"] else ""

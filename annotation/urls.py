@@ -13,6 +13,7 @@ from .views import (
     discussion,
     evolution,
     gold,
+    health,
     jobs,
     lead,
     members,
@@ -157,5 +158,7 @@ study = [
 
 urlpatterns = [
     path("", annotate.home, name="home"),
+    # no login: the container's and the load balancer's health check (views/health.py)
+    path("healthz", health.healthz, name="healthz"),
     path("s/<slug:slug>/", include(study)),
 ]

@@ -81,6 +81,10 @@ DATABASES = {
         default=f"sqlite:///{_sqlite_path}", conn_max_age=env_int("CONN_MAX_AGE", 0)
     )
 }
+# A kept connection (CONN_MAX_AGE) is checked before a request uses it: after a database
+# restart the next request reconnects instead of failing on the dead connection
+# (tests/faults).
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"] = {
         "timeout": 30,
