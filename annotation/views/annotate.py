@@ -4,7 +4,7 @@ a whole page, or as its #card partial for htmx requests (submit, next, previous)
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.db.models import Exists, OuterRef, Q, Sum
+from django.db.models import Exists, OuterRef, Sum
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -25,15 +25,13 @@ from ..models import (
     CardSkip,
     CardState,
     CardStatus,
-    Conversation,
     Role,
     RoundClosed,
     SkipKind,
     Study,
     Turn,
 )
-from ..opensort import tagging
-from . import feedback, opensort_tags
+from . import card_position, feedback, opensort_tags
 from .jobs import jobs_panel_context
 from .nav import filter_my_cards, studies_progress, to_discuss_count
 
@@ -169,7 +167,7 @@ def card(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
             http=409,
         )
     saved = feedback.labels_saved(study.slug, turn, form.cleaned_data["chosen_types"])
-    return _after_submit(request, study, turn, saved)
+    return _after_submit(request, study, turn, saved, types)
 
 
 def _submit_tags(request: HttpRequest, study: Study, turn: Turn, group) -> HttpResponse:
@@ -225,9 +223,12 @@ def card_evidence(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse
     return render(request, "annotation/_evidence.html", ctx)
 
 
-def _after_submit(request: HttpRequest, study: Study, turn: Turn, saved: str = "") -> HttpResponse:
+def _after_submit(
+    request: HttpRequest, study: Study, turn: Turn, saved: str = "", types: list | None = None
+) -> HttpResponse:
     """The next card to label (those I skipped or flagged last), saying what was `saved`
-    (on the card, or as a message on the page a redirect leads to)."""
+    (on the card, or as a message on the page a redirect leads to); `types`: the study's,
+    when the caller has them already."""
     if saved and not request.htmx:
         feedback.tell(request, saved)
     next_id = Turn.objects.for_annotator(study, request.user).next_for(request.user, turn)
@@ -240,7 +241,7 @@ def _after_submit(request: HttpRequest, study: Study, turn: Turn, saved: str = "
     if not request.htmx:
         return redirect("card", slug=study.slug, turn_id=next_id)
     next_turn, next_group = get_card_for_annotator(request.user, study, next_id)
-    types = study.taxonomy_version.type_list()
+    types = types if types is not None else study.taxonomy_version.type_list()
     status = _card_status(next_turn, next_group)
     response = _render_card(
         request, study, next_turn, types, group=next_group, card_status=status, saved=saved
@@ -318,35 +319,20 @@ def _ticks(user, turn: Turn, types: list, form, mine, card_status: str) -> dict:
 
 def _progress(study: Study, user, before: Turn | None = None) -> dict:
     """My round-1 labels (or open-sort tag sets) and my cards in the study (with `before`:
-    also the cards before that one). Counted over my conversations (their turn counts) and
-    my labels, not over every card: a card page must cost the same with 500 cards or
-    50,000."""
-    mine = Conversation.objects.filter(study=study, assignments__group__annotators=user)
-    earlier = Q(id__lt=before.conversation_id if before else 0)
-    counts = mine.aggregate(
-        total=Coalesce(Sum("n_turns"), 0), before=Coalesce(Sum("n_turns", filter=earlier), 0)
-    )
-    # my round-1 labels on my conversations (not those I gave as a judge of another group),
-    # matched by conversation id: far fewer than the cards
-    done = Annotation.objects.filter(
-        annotator=user, round=1, is_current=True, turn__conversation_id__in=mine.values("id")
-    ).count()
-    # and the cards I tagged in an open sort (not yet labels: the freeze makes them so)
-    tagged = tagging.tagged_without_labels(user)
-    done += tagged.filter(turn__conversation_id__in=mine.values("id")).count()
-    return {"done": done, **counts}
+    also the cards before that one), in one query (card_position.progress)."""
+    return card_position.progress(study, user, before)
 
 
 def _position(study: Study, user, turn: Turn) -> dict:
-    """Where the card stands among the user's cards: progress, its place, its neighbours."""
-    cards = Turn.objects.for_annotator(study, user)
-    progress = _progress(study, user, before=turn)
+    """Where the card stands among the user's cards: progress, its place, its neighbours,
+    in one query (card_position.progress)."""
+    row = card_position.progress(study, user, before=turn, neighbours=True)
     return {
-        "done": progress["done"],
-        "total": progress["total"],
-        "position": progress["before"] + turn.index,
-        "prev_id": cards.before_in_queue(turn).values_list("pk", flat=True).last(),
-        "next_id": cards.after(turn).values_list("pk", flat=True).first(),
+        "done": row["done"],
+        "total": row["total"],
+        "position": row["before"] + turn.index,
+        "prev_id": row["prev_id"],
+        "next_id": row["next_id"],
     }
 
 
