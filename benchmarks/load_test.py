@@ -333,7 +333,7 @@ def report(result: dict, users: int, verified: dict) -> dict:
 # --- in a subprocess with Django set up -------------------------------------------------------
 
 
-def worker_setup(n_conversations: int, n_groups: int) -> dict:
+def worker_setup(n_conversations: int, n_groups: int, reuse: bool) -> dict:
     import card_keys_bench
 
     card_keys_bench._django()
@@ -342,13 +342,21 @@ def worker_setup(n_conversations: int, n_groups: int) -> dict:
     from django.core.management import call_command
     from django.db import connection
 
+    from annotation.models import Annotation, Study, Turn
+
     call_command("migrate", verbosity=0)
     call_command("collectstatic", interactive=False, verbosity=0)
     started = time.perf_counter()
     import tempfile
 
-    with tempfile.TemporaryDirectory(prefix="cardsort-load-") as tmp:
-        info = card_keys_study.build(Path(tmp), n_conversations, n_groups, PASSWORD)
+    study = Study.objects.filter(slug=card_keys_study.SLUG).first()
+    if reuse and study is not None:  # the study of an earlier run, with its labels
+        info = {"slug": study.slug, "conversations": study.conversations.count()}
+        info["turns"] = Turn.objects.filter(conversation__study=study).count()
+        info["labels"] = Annotation.objects.filter(turn__conversation__study=study).count()
+    else:
+        with tempfile.TemporaryDirectory(prefix="cardsort-load-") as tmp:
+            info = card_keys_study.build(Path(tmp), n_conversations, n_groups, PASSWORD)
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE")  # what autovacuum does soon after a bulk import
@@ -404,26 +412,29 @@ def start_gunicorn(env: dict, args, port: int, log: Path) -> subprocess.Popen:
     command += ["--bind", f"127.0.0.1:{port}", "--workers", str(args.workers)]
     command += ["--threads", str(args.worker_threads), "--timeout", "60"]
     process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=log.open("w"), stderr=-2)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 300  # a loaded machine boots workers slowly
     while time.monotonic() < deadline:
         try:
-            if requests.get(f"http://127.0.0.1:{port}/accounts/login/", timeout=2).ok:
+            if requests.get(f"http://127.0.0.1:{port}/accounts/login/", timeout=10).ok:
                 return process
         except requests.RequestException:
             if process.poll() is not None:
                 break
-            time.sleep(0.2)
-    process.kill()
+            time.sleep(0.5)
+    process.terminate()  # the arbiter stops its workers
+    process.wait(timeout=60)
     sys.exit(f"gunicorn did not start; its log:\n{log.read_text()[-4000:]}")
 
 
 def run(database_url: str | None, args) -> int:
     data_dir = Path(args.data_dir).resolve()
-    shutil.rmtree(data_dir, ignore_errors=True)
-    data_dir.mkdir(parents=True)
+    if not args.reuse:
+        shutil.rmtree(data_dir, ignore_errors=True)
+    data_dir.mkdir(parents=True, exist_ok=True)
     env = gunicorn_env(backend_env(database_url, data_dir), args)
     env["PYTHONPATH"] = str(ROOT / "benchmarks")
-    info = run_worker_here(env, "setup", str(args.conversations), str(max(1, args.users // 2)))
+    groups = str(max(1, args.users // 2))
+    info = run_worker_here(env, "setup", str(args.conversations), groups, str(int(args.reuse)))
     print(
         f"{'postgres' if database_url else 'sqlite'}: {info['conversations']} conversations, "
         f"{info['turns']} cards, {len(info['users'])} annotators, {info['labels']} labels "
@@ -490,12 +501,17 @@ def main() -> None:
     parser.add_argument("--seed", default="12")
     parser.add_argument("--data-dir", default=str(DATA_DIR), help="emptied first")
     parser.add_argument("--sqlite", action="store_true", help="SQLite even with DATABASE_URL")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="keep the database of an earlier run (its study and labels) instead of building",
+    )
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         command, *values = args.worker
         if command == "setup":
-            print(json.dumps(worker_setup(int(values[0]), int(values[1]))))
+            print(json.dumps(worker_setup(int(values[0]), int(values[1]), values[2] == "1")))
         else:
             print(json.dumps(worker_verify(values[0])))
         return
@@ -505,8 +521,9 @@ def main() -> None:
     parts = urlsplit(database_url)
     server = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
     name = parts.path.lstrip("/") or "cardsort_load"
-    pg_admin(server, f"DROP DATABASE IF EXISTS {name}")
-    pg_admin(server, f"CREATE DATABASE {name}")
+    if not args.reuse:
+        pg_admin(server, f"DROP DATABASE IF EXISTS {name}")
+        pg_admin(server, f"CREATE DATABASE {name}")
     sys.exit(run(f"{server}/{name}", args))
 
 
