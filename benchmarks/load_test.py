@@ -197,6 +197,8 @@ class Annotator:
 
 
 def annotate(who: Annotator, think: tuple[float, float], until: float) -> None:
+    # people do not all open their queue in the same second: each starts within a card's time
+    time.sleep(who.rng.uniform(0, think[1]))
     try:
         if not who.open_queue():
             return
@@ -240,6 +242,7 @@ def run_profile(name: str, base: str, slug: str, users: list[str], args) -> dict
         who = Annotator(base, slug, username, log, random.Random(f"{args.seed}-{name}-{i}"))
         if who.log_in():
             annotators.append(who)
+    print(f"{name} profile: {len(annotators)} logged in; {args.duration:.0f} s of load")
     trivial = trivial_url(base)
     started_at = datetime.now(UTC).isoformat()
     started = time.monotonic()
@@ -411,6 +414,9 @@ def start_gunicorn(env: dict, args, port: int, log: Path) -> subprocess.Popen:
     command = [str(Path(sys.executable).parent / "gunicorn"), "config.wsgi:application"]
     command += ["--bind", f"127.0.0.1:{port}", "--workers", str(args.workers)]
     command += ["--threads", str(args.worker_threads), "--timeout", "60"]
+    # connections kept open longer than a think time (the default 2 s would close them under
+    # an annotator who reads, and a request sent as it closes fails: a client-side artifact)
+    command += ["--keep-alive", "75"]
     process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=log.open("w"), stderr=-2)
     deadline = time.monotonic() + 300  # a loaded machine boots workers slowly
     while time.monotonic() < deadline:
@@ -508,6 +514,7 @@ def main() -> None:
     )
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)  # a run's progress, also into a file
     if args.worker:
         command, *values = args.worker
         if command == "setup":
