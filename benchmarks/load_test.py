@@ -26,7 +26,9 @@ stress: --threads annotators, no think time; then the same threads on the trivia
 It prints p50, p95 and p99 per request kind, the throughput per core, the ratio to the trivial
 view, and checks the database: every label the server accepted is stored exactly once (one
 round-1 row per accepted submit, with the types sent), and none more. The last line sums it
-up. Timings on a shared machine are contaminated: the figures say so with the load average."""
+up. Timings on a shared machine are contaminated: the figures say so with the load average,
+and each profile prints the gunicorn workers' CPU per request too (from /proc: what a busy
+machine inflates far less than wall time). The annotator's client is load_client.py."""
 
 from __future__ import annotations
 
@@ -34,217 +36,59 @@ import argparse
 import json
 import os
 import random
-import re
 import shutil
 import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import requests
 from card_keys_bench import backend_env, free_port
+from load_client import PASSWORD, Annotator, Log, annotate, hammer_trivial, trivial_url
 from pg import pg_admin
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = ROOT / "var" / "bench-load"
-PASSWORD = "bench-" + "password"  # card_keys_study's annotators
 AIM_MS = 100
 KINDS = ["card page", "card htmx", "context", "label", "trivial"]
 
-CARD_ID = re.compile(r'<div id="card" data-turn-id="(\d+)"')
-NAV = re.compile(r'href="([^"]+)" hx-get="[^"]+" [^>]*data-nav="(prev|next)"')
-TYPE_BOX = re.compile(r'name="types" value="([^"]+)"(?![^>]*disabled)')
-CSRF_HEADER = re.compile(r"hx-headers='\{\"X-CSRFToken\": \"([^\"]+)\"\}'")
-CSRF_FIELD = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
-FORM_POST = re.compile(r'<form class="types" [^>]*hx-post="([^"]+)"')
-CONTEXT = re.compile(r'data-context hx-get="([^"]+)"')
 
-
-class Log:
-    """Every request's (kind, ms, status), the errors, and the submits the server accepted."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.samples: list[tuple[str, float, int]] = []
-        self.errors: list[str] = []
-        self.accepted: list[dict] = []
-        self.refused = 0  # 409: round 1 closed meanwhile (a correct answer, nothing stored)
-
-    def add(self, kind: str, ms: float, status: int) -> None:
-        with self.lock:
-            self.samples.append((kind, ms, status))
-
-    def error(self, text: str) -> None:
-        with self.lock:
-            self.errors.append(text)
-
-
-class Annotator:
-    """One person in a browser: a session, the card shown, the CSRF token of the page."""
-
-    def __init__(self, base: str, slug: str, username: str, log: Log, rng: random.Random):
-        self.base, self.slug, self.username, self.log, self.rng = base, slug, username, log, rng
-        self.http = requests.Session()
-        self.csrf = ""
-        self.html = ""
-        self.url = ""
-
-    def request(self, kind: str, method: str, url: str, **kwargs) -> requests.Response | None:
-        started = time.perf_counter()
-        try:
-            response = self.http.request(method, self.base + url, timeout=30, **kwargs)
-        except requests.RequestException as e:
-            self.log.error(f"{kind} {url}: {e.__class__.__name__}")
-            return None
-        ms = (time.perf_counter() - started) * 1000
-        self.log.add(kind, ms, response.status_code)
-        if response.status_code >= 400 and response.status_code != 409:
-            self.log.error(f"{kind} {url}: HTTP {response.status_code}")
-            return None
-        return response
-
-    def htmx(self, target: str) -> dict:
-        return {
-            "HX-Request": "true",
-            "HX-Target": target,
-            "HX-Current-URL": self.base + self.url,
-            "X-CSRFToken": self.csrf,
-        }
-
-    def log_in(self) -> bool:
-        page = self.http.get(self.base + "/accounts/login/", timeout=30)
-        token = CSRF_FIELD.search(page.text)
-        data = {"username": self.username, "password": PASSWORD}
-        data["csrfmiddlewaretoken"] = token.group(1) if token else ""
-        answer = self.http.post(
-            self.base + "/accounts/login/", data=data, timeout=30, allow_redirects=False
-        )
-        if answer.status_code != 302:
-            self.log.error(f"login {self.username}: HTTP {answer.status_code}")
-            return False
-        return True
-
-    def open_queue(self) -> bool:
-        """The queue, followed to the card (a whole page): its CSRF token for htmx."""
-        response = self.request("card page", "GET", f"/s/{self.slug}/queue/")
-        if response is None or not CARD_ID.search(response.text):
-            return False  # an error, or the done page: nothing left to label
-        self.url = urlsplit(response.url).path
-        self.html = response.text
-        self.csrf = CSRF_HEADER.search(response.text).group(1)
-        return True
-
-    def card(self, url: str) -> str | None:
-        response = self.request("card htmx", "GET", url, headers=self.htmx("card"))
-        return response.text if response is not None else None
-
-    def read(self, think: tuple[float, float]) -> None:
-        """Read the card: maybe the earlier turns (c), maybe the previous card and back."""
-        pause = self.rng.uniform(*think) if think[1] else 0
-        time.sleep(pause * 0.4)
-        context = CONTEXT.search(self.html)
-        if context and self.rng.random() < 0.5:
-            self.request("context", "GET", context.group(1), headers=self.htmx("context-turns"))
-        time.sleep(pause * 0.3)
-        nav = dict((which, href) for href, which in NAV.findall(self.html))
-        if "prev" in nav and self.rng.random() < 0.2:
-            self.card(nav["prev"])  # p, a look at the previous card, then n back to this one
-            time.sleep(pause * 0.1)
-            html = self.card(self.url)
-            if html is not None:
-                self.html = html
-        time.sleep(pause * 0.2)
-
-    def label(self) -> bool:
-        """Submit the labels form as htmx does (its fields in document order); False when
-        there is no more card to label."""
-        action, token = FORM_POST.search(self.html), CSRF_FIELD.search(self.html)
-        codes = TYPE_BOX.findall(self.html)
-        if action is None or not codes:  # a locked card: go on with n
-            nav = dict((which, href) for href, which in NAV.findall(self.html))
-            return bool(nav.get("next")) and self._show(self.card(nav["next"]), nav["next"])
-        chosen = sorted(self.rng.sample(codes, self.rng.choice([0, 1, 1, 2])))
-        data = [("csrfmiddlewaretoken", token.group(1))] + [("types", c) for c in chosen]
-        data += [] if chosen else [("no_smell", "1")]
-        data += [("note", ""), ("evidence", ""), ("confidence", "")]
-        turn_id = int(CARD_ID.search(self.html).group(1))
-        response = self.request(
-            "label", "POST", action.group(1), data=data, headers=self.htmx("card")
-        )
-        if response is None:
-            return self.open_queue()
-        if response.status_code == 409:
-            with self.log.lock:
-                self.log.refused += 1
-        else:
-            with self.log.lock:
-                self.log.accepted.append(
-                    {"username": self.username, "turn": turn_id, "types": chosen}
-                )
-        if response.headers.get("HX-Redirect"):  # the last card: the done page
-            return self.open_queue()
-        pushed = response.headers.get("HX-Push-Url") or self.url
-        return self._show(response.text, pushed)
-
-    def _show(self, html: str | None, url: str) -> bool:
-        if html is None or not CARD_ID.search(html):
-            return self.open_queue()
-        self.html, self.url = html, url
-        return True
-
-
-def annotate(who: Annotator, think: tuple[float, float], until: float) -> None:
-    # people do not all open their queue in the same second: each starts within a card's time
-    time.sleep(who.rng.uniform(0, think[1]))
-    try:
-        if not who.open_queue():
-            return
-        while time.monotonic() < until:
-            who.read(think)
-            if time.monotonic() >= until or not who.label():
-                return
-    except Exception as e:  # a broken page: counted, the others go on
-        who.log.error(f"{who.username}: {e.__class__.__name__}: {e}")
-
-
-def trivial_url(base: str) -> str:
-    try:
-        if requests.get(base + "/healthz/", timeout=10).status_code == 200:
-            return "/healthz/"
-    except requests.RequestException:
-        pass
-    return "/accounts/login/"
-
-
-def hammer_trivial(base: str, url: str, log: Log, until: float, pause: float) -> None:
-    session = requests.Session()
-    while time.monotonic() < until:
-        started = time.perf_counter()
-        try:
-            status = session.get(base + url, timeout=30).status_code
-        except requests.RequestException as e:
-            log.error(f"trivial: {e.__class__.__name__}")
+def server_cpu(master: int) -> float:
+    """CPU seconds (user + system) the gunicorn workers of `master` have used so far: what a
+    request costs the app's processes, however busy the machine (PostgreSQL's not counted)."""
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
             continue
-        log.add("trivial", (time.perf_counter() - started) * 1000, status)
-        if status != 200:
-            log.error(f"trivial: HTTP {status}")
-        time.sleep(pause)
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[1]) == master:  # ppid; utime and stime in clock ticks
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
-def run_profile(name: str, base: str, slug: str, users: list[str], args) -> dict:
+def run_profile(name: str, base: str, slug: str, users: list[str], args, master: int) -> dict:
     log = Log()
     think = (0.0, 0.0) if name == "stress" else args.think
-    annotators = []
-    for i, username in enumerate(users):
-        who = Annotator(base, slug, username, log, random.Random(f"{args.seed}-{name}-{i}"))
-        if who.log_in():
-            annotators.append(who)
+    people = [
+        Annotator(base, slug, username, log, random.Random(f"{args.seed}-{name}-{i}"))
+        for i, username in enumerate(users)
+    ]
+    # each logs in once (a password hash each: slow on purpose), a few at a time
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        annotators = [
+            who for who, ok in zip(people, pool.map(Annotator.log_in, people), strict=True) if ok
+        ]
     print(f"{name} profile: {len(annotators)} logged in; {args.duration:.0f} s of load")
     trivial = trivial_url(base)
     started_at = datetime.now(UTC).isoformat()
+    cpu = server_cpu(master)
     started = time.monotonic()
     until = started + args.duration
     threads = [threading.Thread(target=annotate, args=(w, think, until)) for w in annotators]
@@ -257,9 +101,11 @@ def run_profile(name: str, base: str, slug: str, users: list[str], args) -> dict
         t.join()
     elapsed = time.monotonic() - started
     result = {"name": name, "log": log, "elapsed": elapsed, "since": started_at}
+    result["cpu"] = server_cpu(master) - cpu
     result["trivial_url"] = trivial
     if name == "stress":  # the floor: the same threads on the trivial view alone
         floor = Log()
+        cpu = server_cpu(master)
         until = time.monotonic() + args.trivial_duration
         hammer = [
             threading.Thread(target=hammer_trivial, args=(base, trivial, floor, until, 0))
@@ -270,6 +116,7 @@ def run_profile(name: str, base: str, slug: str, users: list[str], args) -> dict
         for t in hammer:
             t.join()
         result["floor"] = floor
+        result["floor_cpu"] = server_cpu(master) - cpu
         result["floor_elapsed"] = args.trivial_duration
     return result
 
@@ -295,15 +142,24 @@ def report(result: dict, users: int, verified: dict) -> dict:
             print(f"  {kind:<10} {len(values):>6}" + "".join(f" {v:6.0f}ms" for v in row))
     rate = len(app) / elapsed
     print(f"  throughput: {rate:.1f} requests/s, {rate / cores:.1f} per core ({cores} cores)")
+    # the app's CPU per request: what the busy machine does not inflate much, and the
+    # throughput per core it allows (gunicorn's processes only; PostgreSQL adds its share)
+    cpu_ms = result["cpu"] * 1000 / max(1, len(log.samples))
+    print(
+        f"  server CPU: {cpu_ms:.0f} ms per request (gunicorn workers, all kinds), "
+        f"{1000 / cpu_ms if cpu_ms else 0:.0f} requests/s per core at that cost"
+    )
     label = by_kind["label"]
     trivial = by_kind["trivial"]
     ratio = pct(label, 50) / pct(trivial, 50) if label and trivial else 0.0
     if name == "stress":
         floor = [ms for _, ms, _ in result["floor"].samples]
         floor_rate = len(floor) / result["floor_elapsed"]
+        floor_cpu = result["floor_cpu"] * 1000 / max(1, len(floor))
         print(
             f"  trivial view alone, same threads: {floor_rate:.1f} requests/s, "
-            f"p50 {pct(floor, 50):.0f}ms p95 {pct(floor, 95):.0f}ms"
+            f"p50 {pct(floor, 50):.0f}ms p95 {pct(floor, 95):.0f}ms, "
+            f"server CPU {floor_cpu:.0f} ms per request"
         )
         ratio = floor_rate / rate if rate else 0.0
         print(f"  ratio: the trivial view serves {ratio:.1f}x as many requests/s as the app's mix")
@@ -454,7 +310,8 @@ def run(database_url: str | None, args) -> int:
         for name in args.profiles.split(","):
             n = args.users if name == "realistic" else args.threads
             users = info["users"][:n]
-            result = run_profile(name, f"http://127.0.0.1:{port}", info["slug"], users, args)
+            base = f"http://127.0.0.1:{port}"
+            result = run_profile(name, base, info["slug"], users, args, server.pid)
             sent = {"since": result["since"], "users": users, "accepted": result["log"].accepted}
             sent_path = data_dir / f"accepted-{name}.json"
             sent_path.write_text(json.dumps(sent))
