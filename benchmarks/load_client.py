@@ -33,6 +33,9 @@ class Log:
         self.errors: list[str] = []
         self.accepted: list[dict] = []
         self.refused = 0  # 409: round 1 closed meanwhile (a correct answer, nothing stored)
+        # submits without an answer (the client gave up, as htmx does after 30 s): the
+        # server may have stored them; neither lost nor unexpected if it did
+        self.unanswered: list[dict] = []
 
     def add(self, kind: str, ms: float, status: int) -> None:
         with self.lock:
@@ -52,13 +55,16 @@ class Annotator:
         self.csrf = ""
         self.html = ""
         self.url = ""
+        self.no_answer = False  # the last request got no answer (timeout, connection lost)
 
     def request(self, kind: str, method: str, url: str, **kwargs) -> requests.Response | None:
         started = time.perf_counter()
+        self.no_answer = False
         try:
             response = self.http.request(method, self.base + url, timeout=30, **kwargs)
         except requests.RequestException as e:
             self.log.error(f"{kind} {url}: {e.__class__.__name__}")
+            self.no_answer = True
             return None
         ms = (time.perf_counter() - started) * 1000
         self.log.add(kind, ms, response.status_code)
@@ -136,6 +142,11 @@ class Annotator:
             "label", "POST", action.group(1), data=data, headers=self.htmx("card")
         )
         if response is None:
+            if self.no_answer:
+                with self.log.lock:  # no answer at all: stored or not, the server knows
+                    self.log.unanswered.append(
+                        {"username": self.username, "turn": turn_id, "types": chosen}
+                    )
             return self.open_queue()
         if response.status_code == 409:
             with self.log.lock:

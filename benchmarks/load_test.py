@@ -178,6 +178,11 @@ def report(result: dict, users: int, verified: dict) -> dict:
         f"lost {verified['lost']}, duplicated {verified['duplicated']}, "
         f"unexpected {verified['unexpected']}, types differ {verified['mismatched']}"
     )
+    if verified["unanswered"]:
+        print(
+            f"  submits without an answer (client timeout): {verified['unanswered']}, of them "
+            f"stored by the server {verified['stored_unanswered']} (neither lost nor extra)"
+        )
     print("  load average (loaded machine): " + " ".join(f"{x:.1f}" for x in os.getloadavg()))
     p95 = pct(label, 95)
     return {
@@ -243,6 +248,7 @@ def worker_verify(path: str) -> dict:
         codes = sorted(t.code for t in a.types.all())
         stored.setdefault((a.annotator.username, a.turn_id), []).append(codes)
     accepted = {(s["username"], s["turn"]): s["types"] for s in sent["accepted"]}
+    unanswered = {(s["username"], s["turn"]) for s in sent["unanswered"]}
     resent = len(sent["accepted"]) - len(accepted)  # one card submitted twice: not expected
     lost = [k for k in accepted if k not in stored]
     return {
@@ -250,7 +256,9 @@ def worker_verify(path: str) -> dict:
         "stored": sum(len(v) for v in stored.values()),
         "lost": len(lost),
         "duplicated": sum(len(v) - 1 for v in stored.values()) + resent,
-        "unexpected": sum(1 for k in stored if k not in accepted),
+        "unexpected": sum(1 for k in stored if k not in accepted and k not in unanswered),
+        "unanswered": len(unanswered),
+        "stored_unanswered": sum(1 for k in unanswered if k in stored and k not in accepted),
         "mismatched": sum(1 for k, v in stored.items() if k in accepted and v[-1] != accepted[k]),
     }
 
@@ -313,6 +321,7 @@ def run(database_url: str | None, args) -> int:
             base = f"http://127.0.0.1:{port}"
             result = run_profile(name, base, info["slug"], users, args, server.pid)
             sent = {"since": result["since"], "users": users, "accepted": result["log"].accepted}
+            sent["unanswered"] = result["log"].unanswered
             sent_path = data_dir / f"accepted-{name}.json"
             sent_path.write_text(json.dumps(sent))
             verified = run_worker_here(env, "verify", str(sent_path))
