@@ -76,6 +76,10 @@ def get_card_for_annotator(user, study: Study, turn_id: int) -> tuple[Turn, Grou
     )
     if group is None:
         raise Http404("No such card")
+    # the study at hand, not a query each time a model asks for it (the phase, the version)
+    turn.conversation.study = study
+    if group.study_id == study.pk:
+        group.study = study
     return turn, group
 
 

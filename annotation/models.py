@@ -133,8 +133,8 @@ class Study(models.Model):
             return None
         if user.is_superuser:
             return Role.LEAD
-        m = self.memberships.filter(user=user).only("role").first()
-        return m.role if m else None
+        # one query (a model instance with only() fetched its study_id again)
+        return self.memberships.filter(user=user).values_list("role", flat=True).first()
 
     def add_member(self, user, role: str = Role.ANNOTATOR, kind: str = Kind.STUDENT):
         membership, created = Membership.objects.get_or_create(

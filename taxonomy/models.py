@@ -95,11 +95,15 @@ class TaxonomyVersion(models.Model):
             self.frozen = True
 
     def type_list(self) -> list[Type]:
-        """Every type of this version in the taxonomy's order, with axis and category: one
-        query, what every labels form and table of the version needs."""
-        return list(
+        """Every type of this version in the taxonomy's order, with axis (and its version:
+        this one, for check_selection) and category: one query, what every labels form and
+        table of the version needs."""
+        types = list(
             Type.objects.filter(axis__version_id=self.pk).select_related("axis", "category")
         )
+        for t in types:
+            t.axis.version = self  # no join, no query: the axes are this version's
+        return types
 
     def types_by_code(self) -> dict[str, Type]:
         return {t.code: t for t in Type.objects.filter(axis__version=self).select_related("axis")}

@@ -170,7 +170,7 @@ def card(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
             http=409,
         )
     saved = feedback.labels_saved(study.slug, turn, form.cleaned_data["chosen_types"])
-    return _after_submit(request, study, turn, saved)
+    return _after_submit(request, study, turn, saved, types)
 
 
 def _submit_tags(request: HttpRequest, study: Study, turn: Turn, group) -> HttpResponse:
@@ -229,9 +229,12 @@ def card_evidence(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse
     return render(request, "annotation/_evidence.html", ctx)
 
 
-def _after_submit(request: HttpRequest, study: Study, turn: Turn, saved: str = "") -> HttpResponse:
+def _after_submit(
+    request: HttpRequest, study: Study, turn: Turn, saved: str = "", types: list | None = None
+) -> HttpResponse:
     """The next card to label (those I skipped or flagged last), saying what was `saved`
-    (on the card, or as a message on the page a redirect leads to)."""
+    (on the card, or as a message on the page a redirect leads to); `types`: the study's,
+    when the caller has them already."""
     if saved and not request.htmx:
         feedback.tell(request, saved)
     next_id = Turn.objects.for_annotator(study, request.user).next_for(request.user, turn)
@@ -244,7 +247,7 @@ def _after_submit(request: HttpRequest, study: Study, turn: Turn, saved: str = "
     if not request.htmx:
         return redirect("card", slug=study.slug, turn_id=next_id)
     next_turn, next_group = get_card_for_annotator(request.user, study, next_id)
-    types = study.taxonomy_version.type_list()
+    types = types if types is not None else study.taxonomy_version.type_list()
     status = _card_status(next_turn, next_group)
     response = _render_card(
         request, study, next_turn, types, group=next_group, card_status=status, saved=saved

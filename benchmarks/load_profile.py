@@ -1,0 +1,85 @@
+"""Where the time goes for the load test's requests (benchmarks/load_test.py), server side
+with Django's test client: queries (each traced to the app's line that ran it) and cProfile's
+top functions for the card's GET (page and htmx), the context partial and the label POST.
+
+    CARDSORT_DATA_DIR=var/bench-load .venv/bin/python benchmarks/load_profile.py [--n 20]
+
+Run it on the database load_test.py built (same environment: its --data-dir, or the
+DATABASE_URL it used)."""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import statistics
+import time
+
+from card_keys_bench import QueryTimer, _django
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=20)
+    parser.add_argument("--user", default="g05a")
+    parser.add_argument("--top", type=int, default=25)
+    args = parser.parse_args()
+    _django()
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test import Client
+    from django.urls import reverse
+
+    from annotation.models import Study, Turn
+
+    study = Study.objects.get(slug="bench10k")
+    user = get_user_model().objects.get(username=args.user)
+    client = Client()
+    client.force_login(user)
+    ids = list(Turn.objects.for_annotator(study, user).todo(user).values_list("pk", flat=True))
+    code = study.taxonomy_version.type_list()[0].code
+    htmx = {"HTTP_HX_REQUEST": "true"}
+    kinds = {
+        "card page": lambda url: client.get(url),
+        "card htmx": lambda url: client.get(url, **htmx),
+        "context": lambda url: client.get(url + "context/", **htmx),
+        "label": lambda url: client.post(url, {"types": code}, **htmx),
+    }
+    profiler = cProfile.Profile()
+    stats: dict[str, list] = {k: [] for k in kinds}
+    where: dict[str, dict[str, int]] = {k: {} for k in kinds}
+    for i, turn_id in enumerate(ids[: args.n + 2]):
+        url = reverse("card", args=[study.slug, turn_id])
+        for kind, call in kinds.items():
+            timer = QueryTimer()
+            with connection.execute_wrapper(timer):
+                if i >= 2:
+                    profiler.enable()
+                started = time.perf_counter()
+                response = call(url)
+                ms = (time.perf_counter() - started) * 1000
+                profiler.disable()
+            assert response.status_code == 200, (kind, response.status_code)
+            if i < 2:
+                continue
+            stats[kind].append((ms, len(timer.queries), sum(q[2] for q in timer.queries)))
+            for line, _sql, _ms in timer.queries:
+                where[kind][line] = where[kind].get(line, 0) + 1
+    n = args.n
+    for kind, rows in stats.items():
+        ms = statistics.median(r[0] for r in rows)
+        print(f"{kind}: {ms:.1f} ms p50, {max(r[1] for r in rows)} queries, ", end="")
+        print(f"{statistics.median(r[2] for r in rows):.1f} ms in SQL")
+        for line, count in sorted(where[kind].items(), key=lambda kv: -kv[1]):
+            print(f"    {count / n:5.1f}  {line}")
+    out = io.StringIO()
+    stats_ = pstats.Stats(profiler, stream=out)
+    # the app's own functions by cumulative time, then every function by its own time
+    stats_.sort_stats("cumulative").print_stats(r"/(annotation|taxonomy)/", args.top)
+    stats_.sort_stats("tottime").print_stats(args.top)
+    print(out.getvalue())
+
+
+if __name__ == "__main__":
+    main()
