@@ -2,15 +2,22 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+
+# The schema answers a logged-in user or a token (SPECTACULAR_SETTINGS' SERVE_PERMISSIONS),
+# else 401; the docs page sends a visitor to the login page first.
+api_docs = SpectacularSwaggerSplitView.as_view(
+    url_name="api-schema", template_name="api/swagger_ui.html"
+)
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/docs/", login_required(api_docs), name="api-docs"),
     path("api/", include("annotation.api.urls")),
     path("", include("annotation.urls")),
 ]
