@@ -70,7 +70,9 @@ def test_each_https_switch_has_its_variable_for_a_proxy_in_front(tmp_path):
         SECURE_HSTS_SECONDS="0",
         SECURE_PROXY_SSL_HEADER="HTTP_X_FORWARDED_PROTO,https",
     )
-    assert settings_of(env, "SECURE_SSL_REDIRECT", "SECURE_HSTS_SECONDS", "SECURE_PROXY_SSL_HEADER") == [
+    assert settings_of(
+        env, "SECURE_SSL_REDIRECT", "SECURE_HSTS_SECONDS", "SECURE_PROXY_SSL_HEADER"
+    ) == [
         "False",
         "0",
         "('HTTP_X_FORWARDED_PROTO', 'https')",
@@ -159,7 +161,9 @@ def production_server(tmp_path):
 def test_a_server_error_in_production_shows_no_debug_page(production_server):
     # a session cookie makes the login check read the (missing) session table: a 500
     proxied = {"Host": "cardsort.example.org", "X-Forwarded-Proto": "https"}
-    status, headers, body = _get(f"{production_server}/", {**proxied, "Cookie": f"sessionid={'x' * 32}"})
+    status, headers, body = _get(
+        f"{production_server}/", {**proxied, "Cookie": f"sessionid={'x' * 32}"}
+    )
     assert status == 500
     assert "Traceback" not in body and "DEBUG = True" not in body and "settings" not in body
     assert "Server Error (500)" in body
@@ -169,3 +173,14 @@ def test_a_server_error_in_production_shows_no_debug_page(production_server):
     assert headers["Strict-Transport-Security"] == "max-age=31536000; includeSubDomains"
     status, headers, _ = _get(f"{production_server}/", {"Host": "cardsort.example.org"})
     assert (status, headers["Location"]) == (301, "https://cardsort.example.org/")
+
+
+def test_the_api_rates_and_login_limits_come_from_the_environment(tmp_path):
+    env = production_env(
+        tmp_path, API_THROTTLE_USER="7/second", AXES_FAILURE_LIMIT="4", AXES_COOLOFF_MINUTES="30"
+    )
+    rates, limit, cool_off = settings_of(
+        env, "REST_FRAMEWORK", "AXES_FAILURE_LIMIT", "AXES_COOLOFF_TIME"
+    )
+    assert "'user': '7/second'" in rates
+    assert (limit, cool_off) == ("4", "datetime.timedelta(seconds=1800)")
