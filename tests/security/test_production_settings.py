@@ -42,7 +42,7 @@ def manage(env: dict, *args: str) -> subprocess.CompletedProcess:
 
 def settings_of(env: dict, *names: str) -> list[str]:
     code = "import django; django.setup(); from django.conf import settings as s; "
-    code += "print(*[repr(getattr(s, n, None)) for n in %r], sep='\\n')" % (names,)
+    code += f"print(*[repr(getattr(s, n, None)) for n in {names!r}], sep='\\n')"
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
     )
