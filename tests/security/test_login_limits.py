@@ -86,3 +86,22 @@ def test_the_test_clients_login_goes_through_the_limits(client, alice):
         assert not client.login(username="alice", password="wrong")
     assert not client.login(username="alice", password=PASSWORD)
     assert client.get(reverse("home")).status_code == 302
+
+
+def test_behind_a_proxy_the_clients_address_is_counted_not_one_it_wrote(client, alice, settings):
+    settings.AXES_PROXY_COUNT = 1
+    proxy = "10.0.0.1"
+
+    def through_proxy(username, password, forwarded):
+        return client.post(
+            reverse("login"),
+            {"username": username, "password": password},
+            REMOTE_ADDR=proxy,
+            HTTP_X_FORWARDED_FOR=forwarded,
+        )
+
+    for i in range(LIMIT):  # one client behind the proxy, writing a new address each time
+        through_proxy(f"nobody{i}", "wrong", f"192.0.2.{i}, 203.0.113.5")
+    assert through_proxy("alice", PASSWORD, "203.0.113.5").status_code == 429
+    # another client behind the same proxy is not locked out
+    assert logged_in(through_proxy("alice", PASSWORD, "203.0.113.6"))
