@@ -20,10 +20,10 @@ def lockout_response(request, original_response=None, credentials=None):
 
 
 def client_address(request) -> str:
-    """REMOTE_ADDR; behind AXES_PROXY_COUNT proxies that each append the address they saw to
+    """REMOTE_ADDR; behind LOGIN_PROXY_COUNT proxies that each append the address they saw to
     X-Forwarded-For, the entry the outermost one appended (what a client writes into the
     header itself stays to the left of it and is never taken)."""
-    count = settings.AXES_PROXY_COUNT
+    count = settings.LOGIN_PROXY_COUNT
     remote = request.META.get("REMOTE_ADDR", "")
     if not count:
         return remote

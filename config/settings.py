@@ -214,7 +214,7 @@ LOGGING = {
 # Login attempts (django-axes): AXES_FAILURE_LIMIT wrong passwords for one username (from any
 # address), or from one address (whatever the usernames), lock that username or address out
 # for AXES_COOLOFF_MINUTES; a successful login clears the failures of its user and address.
-# Behind proxies, AXES_PROXY_COUNT=1 (one proxy that appends to X-Forwarded-For) counts the
+# Behind proxies, LOGIN_PROXY_COUNT=1 (one proxy that appends to X-Forwarded-For) counts the
 # client's address rather than the proxy's (config/lockout.py).
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 10)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15))
@@ -224,7 +224,7 @@ AXES_RESET_ON_SUCCESS = True
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 # the login page says why and when to come back (429, Retry-After)
 AXES_LOCKOUT_CALLABLE = "config.lockout.lockout_response"
-AXES_PROXY_COUNT = env_int("AXES_PROXY_COUNT", 0)
+LOGIN_PROXY_COUNT = env_int("LOGIN_PROXY_COUNT", 0)
 AXES_CLIENT_IP_CALLABLE = "config.lockout.client_address"
 
 # Content-Security-Policy on every answer (django-csp): scripts, styles, images and requests

@@ -89,7 +89,7 @@ def test_the_test_clients_login_goes_through_the_limits(client, alice):
 
 
 def test_behind_a_proxy_the_clients_address_is_counted_not_one_it_wrote(client, alice, settings):
-    settings.AXES_PROXY_COUNT = 1
+    settings.LOGIN_PROXY_COUNT = 1
     proxy = "10.0.0.1"
 
     def through_proxy(username, password, forwarded):
