@@ -301,7 +301,9 @@ def log_in(browser, base: str, username: str, password: str):
 
 def ready(page) -> None:
     """A card is shown and htmx has wired its form: a key may be pressed."""
-    page.wait_for_function("document.querySelector('#card form')?.['htmx-internal-data']?.initHash")
+    page.wait_for_function(
+        "() => document.querySelector('#card form')?.['htmx-internal-data']?.initHash"
+    )
 
 
 def next_sample(page, timeout: float = 15.0) -> dict | None:

@@ -116,7 +116,7 @@ def test_a_keyboard_only_day_of_twenty_cards(browser, live_server, alice, lead, 
     page.locator('#diff-panel a[data-against="2"]').focus()
     page.keyboard.press("Enter")
     page.wait_for_function(
-        "document.querySelector('#diff-panel h3')?.textContent.includes('turn 2')"
+        "() => document.querySelector('#diff-panel h3')?.textContent.includes('turn 2')"
     )
     removed = [t.strip() for t in panel.locator("td.del").all_inner_texts()]
     assert "if not xs:" in removed and "return 0.0" in removed
@@ -162,7 +162,9 @@ def test_a_keyboard_only_day_of_twenty_cards(browser, live_server, alice, lead, 
     assert f"of {last.conversation.n_turns}" in page.inner_text("#card")
     htmx_ready(page, "#card [data-context]")
     page.keyboard.press("c")
-    page.wait_for_function("document.querySelectorAll('#context .context-turn').length === 24")
+    page.wait_for_function(
+        "() => document.querySelectorAll('#context .context-turn').length === 24"
+    )
     for where in ("middle", "bottom"):
         y = "document.body.scrollHeight / 2" if where == "middle" else "document.body.scrollHeight"
         page.evaluate(f"window.scrollTo(0, {y})")

@@ -123,7 +123,7 @@ def _get(url: str, headers: dict):
     request = urllib.request.Request(url, headers=headers)
     opener = urllib.request.build_opener(_NoRedirect)
     try:
-        with opener.open(request, timeout=10) as response:
+        with opener.open(request, timeout=60) as response:
             return response.status, dict(response.headers), response.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, dict(e.headers), e.read().decode()
