@@ -3,6 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# The app runs in debug only when DEBUG says so, and outside debug it needs a SECRET_KEY
+# (config/settings.py). Every target here is a development run on this machine: debug on,
+# the development key, unless the environment says otherwise.
+export DEBUG ?= 1
 
 .PHONY: run test test-postgres test-browser lint fmt worker migrate demo ci clean
 

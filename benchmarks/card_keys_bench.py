@@ -249,8 +249,9 @@ def run_worker(env: dict, *args: str) -> dict:
 def backend_env(database_url: str | None, data_dir: Path) -> dict:
     env = dict(os.environ, CARDSORT_DATA_DIR=str(data_dir), DEBUG="false", SECRET_KEY="bench")
     env |= {"ALLOWED_HOSTS": "127.0.0.1,localhost,testserver", "LOG_LEVEL": "WARNING"}
-    # plain http on 127.0.0.1: cookies marked Secure would not come back
+    # plain http on 127.0.0.1: no redirect to https, and cookies marked Secure would not come back
     env |= {"SESSION_COOKIE_SECURE": "false", "CSRF_COOKIE_SECURE": "false"}
+    env |= {"SECURE_SSL_REDIRECT": "false"}
     env.pop("DATABASE_URL", None)  # SQLite: the embedded default, data_dir/cardsort.sqlite3
     if database_url:
         env["DATABASE_URL"] = database_url
@@ -300,7 +301,9 @@ def log_in(browser, base: str, username: str, password: str):
 
 def ready(page) -> None:
     """A card is shown and htmx has wired its form: a key may be pressed."""
-    page.wait_for_function("document.querySelector('#card form')?.['htmx-internal-data']?.initHash")
+    page.wait_for_function(
+        "() => document.querySelector('#card form')?.['htmx-internal-data']?.initHash"
+    )
 
 
 def next_sample(page, timeout: float = 15.0) -> dict | None:

@@ -5,9 +5,12 @@ and a Celery broker that needs no server (kombu's filesystem transport)."""
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -21,8 +24,18 @@ def env_int(name: str, default: int) -> int:
 
 
 DATA_DIR = Path(os.environ.get("CARDSORT_DATA_DIR", BASE_DIR / "var"))
-DEBUG = env_bool("DEBUG", True)
-SECRET_KEY = os.environ.get("SECRET_KEY", "dev-only-insecure-key-change-me")
+# Fail closed: debug only when DEBUG says so (`make run` and `make test` do), and never a
+# known key outside debug.
+DEBUG = env_bool("DEBUG", False)
+SECRET_KEY = os.environ.get("SECRET_KEY", "").strip()
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set. Set the SECRET_KEY environment variable to a long random "
+            "string (python -c 'import secrets; print(secrets.token_urlsafe(50))'), or DEBUG=1 "
+            "for a development run on your own machine (make run does)."
+        )
+    SECRET_KEY = "dev-only-insecure-key-change-me"
 ALLOWED_HOSTS = [h for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h]
 CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 
@@ -37,8 +50,11 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_htmx",
     "template_partials",
+    "csp",
+    "axes",
     "taxonomy",
     "annotation",
 ]
@@ -52,7 +68,10 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # last, as django-axes asks: it turns a locked-out login into the lockout page
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -98,6 +117,12 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+# django-axes before Django's own backend: a login is refused while its user or its address
+# is locked out (settings below).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
@@ -146,11 +171,28 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
+    # Every API request counts against its user's (or, anonymous, its address's) rate; past
+    # it, 429 with Retry-After. Rates as DRF writes them: N/second, minute, hour or day.
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": os.environ.get("API_THROTTLE_ANON", "60/minute"),
+        "user": os.environ.get("API_THROTTLE_USER", "1200/minute"),
+    },
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "cardsort API",
     "DESCRIPTION": "Card sorting of human-LLM coding conversations.",
     "VERSION": "0.1.0",
+    # schema and docs for a logged-in user or a token only
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # Swagger UI's files from this server (drf-spectacular-sidecar), not a CDN: the
+    # Content-Security-Policy allows scripts and styles from this site only
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Celery. With no CELERY_BROKER_URL the broker is a folder on disk (no server to install);
@@ -198,9 +240,64 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
 
+# Login attempts (django-axes): AXES_FAILURE_LIMIT wrong passwords for one username (from any
+# address), or from one address (whatever the usernames), lock that username or address out
+# for AXES_COOLOFF_MINUTES; a successful login clears the failures of its user and address.
+# Behind proxies, LOGIN_PROXY_COUNT=1 (one proxy that appends to X-Forwarded-For) counts the
+# client's address rather than the proxy's (config/lockout.py).
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+# a wrong password during the lockout does not start the wait again
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+# the login page says why and when to come back (429, Retry-After)
+AXES_LOCKOUT_CALLABLE = "config.lockout.lockout_response"
+LOGIN_PROXY_COUNT = env_int("LOGIN_PROXY_COUNT", 0)
+AXES_CLIENT_IP_CALLABLE = "config.lockout.client_address"
+
+# Content-Security-Policy on every answer (django-csp): scripts, styles, images and requests
+# from this site only; no inline script, no inline style, no eval (htmx's eval features are
+# off in base.html's htmx-config), no plugins, no framing. The pages carry no inline code:
+# tests/browser/test_csp.py visits each kind of page and counts violations.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
+
+# HTTPS outside debug. Every switch has its environment variable, for a TLS-terminating proxy
+# in front (SECURE_PROXY_SSL_HEADER="HTTP_X_FORWARDED_PROTO,https" when the proxy sets that
+# header and strips a client's own; SECURE_SSL_REDIRECT=0 when the proxy redirects) or a
+# plain-HTTP run on 127.0.0.1 (the benchmarks: the redirect and the Secure cookies off).
 if not DEBUG:
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
     SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", True)
     CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", True)
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+    # Preloading is the apex domain owner's decision (a lab server on a subdomain cannot be
+    # submitted), and hard to undo: off unless asked, and check --deploy's reminder silenced.
+    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+    SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
+    _proxy_header = os.environ.get("SECURE_PROXY_SSL_HEADER", "").strip()
+    if _proxy_header:
+        _name, _, _value = _proxy_header.partition(",")
+        if not _name.startswith("HTTP_") or not _value.strip():
+            raise ImproperlyConfigured(
+                f"SECURE_PROXY_SSL_HEADER={_proxy_header!r}: write it as HEADER,VALUE with the "
+                "header as Django names it, e.g. HTTP_X_FORWARDED_PROTO,https"
+            )
+        SECURE_PROXY_SSL_HEADER = (_name.strip(), _value.strip())
     STORAGES = {
         "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
         "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},

@@ -2,8 +2,15 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+
+# The schema answers a logged-in user or a token (SPECTACULAR_SETTINGS' SERVE_PERMISSIONS),
+# else 401; the docs page sends a visitor to the login page first.
+api_docs = SpectacularSwaggerSplitView.as_view(
+    url_name="api-schema", template_name="api/swagger_ui.html"
+)
 
 from annotation.accounts.forms import ResetForm
 from annotation.views import invitation
@@ -40,7 +47,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/", include(accounts)),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/docs/", login_required(api_docs), name="api-docs"),
     path("api/", include("annotation.api.urls")),
     path("", include("annotation.urls")),
 ]

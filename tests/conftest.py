@@ -5,6 +5,7 @@ tests/factories.py, which tests import; nothing imports this file."""
 from __future__ import annotations
 
 import pytest
+from django.test import Client, RequestFactory
 
 from annotation.models import Kind, Role
 
@@ -23,6 +24,27 @@ def pytest_collection_modifyitems(config, items):
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep
+
+
+_client_login = Client.login
+
+
+def _login_with_a_request(self, **credentials):
+    """The test client's login() as a browser's: django-axes (the login attempts' limits)
+    checks every authenticate() and needs the request it comes from."""
+    credentials.setdefault("request", RequestFactory().post("/accounts/login/"))
+    return _client_login(self, **credentials)
+
+
+Client.login = _login_with_a_request
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """The API's throttling counts requests in the cache: each test starts with none."""
+    from django.core.cache import cache
+
+    cache.clear()
 
 
 @pytest.fixture(autouse=True)

@@ -40,7 +40,7 @@ def _open(width: float, height: float, title: str, desc: str, id_prefix: str) ->
     tid, did = f"{id_prefix}-title", f"{id_prefix}-desc"
     return [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_num(width)} {_num(height)}" '
-        f'width="100%" style="max-width:{_num(width)}px" role="img" '
+        f'width="{_num(width)}" class="chart" role="img" '
         f'aria-labelledby="{esc(tid)} {esc(did)}" font-family="{esc(FONT)}" font-size="12">',
         f'<title id="{esc(tid)}">{esc(title)}</title>',
         f'<desc id="{esc(did)}">{esc(desc)}</desc>',

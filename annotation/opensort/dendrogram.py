@@ -76,7 +76,7 @@ def dendrogram_svg(
     tid, did = f"{id_prefix}-title", f"{id_prefix}-desc"
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_num(width)} {_num(height)}" '
-        f'width="100%" style="max-width:{_num(width)}px" role="img" aria-label="{esc(title)}" '
+        f'width="{_num(width)}" class="chart" role="img" aria-label="{esc(title)}" '
         f'aria-describedby="{esc(did)}" font-family="{esc(FONT)}" font-size="12">',
         f'<title id="{esc(tid)}">{esc(title)}</title>',
         f'<desc id="{esc(did)}">{esc(desc)}</desc>',

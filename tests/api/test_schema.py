@@ -2,9 +2,11 @@ from __future__ import annotations
 
 from django.core.management import call_command
 
+from tests.factories import token_client
 
-def test_it_serves_the_openapi_schema(client, db):
-    response = client.get("/api/schema/", {"format": "json"})
+
+def test_it_serves_the_openapi_schema(alice):
+    response = token_client(alice).get("/api/schema/", {"format": "json"})
 
     assert response.status_code == 200
     paths = response.json()["paths"]

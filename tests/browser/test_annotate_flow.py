@@ -56,7 +56,9 @@ def submit_with_enter(page) -> int:
     # a full page load would have dropped the marker: the card came in without one
     assert page.evaluate("window.__marker") == 1
     # a key pressed before htmx wires the new form would post it natively (a page load)
-    page.wait_for_function("document.querySelector('#card form')?.['htmx-internal-data']?.initHash")
+    page.wait_for_function(
+        "() => document.querySelector('#card form')?.['htmx-internal-data']?.initHash"
+    )
     return card_id(page)
 
 

@@ -116,7 +116,7 @@ def test_a_keyboard_only_day_of_twenty_cards(browser, live_server, alice, lead, 
     page.locator('#diff-panel a[data-against="2"]').focus()
     page.keyboard.press("Enter")
     page.wait_for_function(
-        "document.querySelector('#diff-panel h3')?.textContent.includes('turn 2')"
+        "() => document.querySelector('#diff-panel h3')?.textContent.includes('turn 2')"
     )
     removed = [t.strip() for t in panel.locator("td.del").all_inner_texts()]
     assert "if not xs:" in removed and "return 0.0" in removed
@@ -163,9 +163,13 @@ def test_a_keyboard_only_day_of_twenty_cards(browser, live_server, alice, lead, 
     htmx_ready(page, "#card [data-context]")
     page.keyboard.press("c")
     # the nearest 20 first (CARDSORT_CONTEXT_TURNS), the 4 before them one click further
-    page.wait_for_function("document.querySelectorAll('#context .context-turn').length === 20")
+    page.wait_for_function(
+        "() => document.querySelectorAll('#context .context-turn').length === 20"
+    )
     page.click("#context .context-more button")
-    page.wait_for_function("document.querySelectorAll('#context .context-turn').length === 24")
+    page.wait_for_function(
+        "() => document.querySelectorAll('#context .context-turn').length === 24"
+    )
     for where in ("middle", "bottom"):
         y = "document.body.scrollHeight / 2" if where == "middle" else "document.body.scrollHeight"
         page.evaluate(f"window.scrollTo(0, {y})")

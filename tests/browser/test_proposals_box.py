@@ -37,7 +37,9 @@ def test_the_propose_box_keeps_its_keys_to_itself(browser, live_server, study, a
     page.keyboard.press("1")
     assert page.locator('input[data-hotkey="1"]').is_checked()
     page.keyboard.press("Enter")
-    page.wait_for_function(f"document.querySelector('#card').dataset.turnId == '{turns[1].pk}'")
+    page.wait_for_function(
+        f"() => document.querySelector('#card').dataset.turnId == '{turns[1].pk}'"
+    )
     assert Annotation.objects.get().turn_id == turns[0].pk
     assert errors == []
     context.close()

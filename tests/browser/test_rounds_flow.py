@@ -44,7 +44,7 @@ def save_round_2(page) -> None:
     htmx_ready(page, "#revise")
     page.evaluate("document.querySelector('#discussion').dataset.stale = '1'")
     page.get_by_role("button", name="Save labels for round 2").click()
-    page.wait_for_function("!document.querySelector('#discussion').dataset.stale")
+    page.wait_for_function("() => !document.querySelector('#discussion').dataset.stale")
     assert page.locator("#discussion .errorlist").count() == 0
 
 

@@ -91,7 +91,7 @@ def test_an_annotator_sees_the_split_beside_the_original_and_labels_it_with_keys
     tab_to(page, ".split-original")
     original.evaluate("el => el.scrollTop = 0")
     page.keyboard.press("PageDown")
-    page.wait_for_function("document.querySelector('.split-original').scrollTop > 0")
+    page.wait_for_function("() => document.querySelector('.split-original').scrollTop > 0")
     # past the original's code blocks (each scrolls sideways, so each takes the focus too)
     tab_to(page, '.split-part[data-part="1"]')
     tab_to(page, '.split-part[data-part="2"]')

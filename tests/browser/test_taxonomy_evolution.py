@@ -125,7 +125,7 @@ def test_accepting_a_proposal_shows_what_changes_and_enter_confirms(
     proposal.refresh_from_db()
     assert proposal.status == "pending" and Study.objects.get().taxonomy_version.number == 1
     # the confirm button has the focus after the swap: Enter confirms
-    page.wait_for_function("document.activeElement.textContent.startsWith('Confirm: create')")
+    page.wait_for_function("() => document.activeElement.textContent.startsWith('Confirm: create')")
     page.keyboard.press("Enter")
     page.locator(f"#proposal-{proposal.pk}.accepted").wait_for()
     proposal.refresh_from_db()
