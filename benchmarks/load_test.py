@@ -269,6 +269,10 @@ def worker_verify(path: str) -> dict:
 def gunicorn_env(env: dict, args) -> dict:
     env = dict(env, CONN_MAX_AGE="60", AXES_ENABLED="0")
     env["SECRET_KEY"] = "load-test-" + "not-a-secret"
+    # production settings (not the tests' module), served over plain http on 127.0.0.1
+    env |= {"DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "0"}
+    env |= {"SECURE_SSL_REDIRECT": "0", "SECURE_HSTS_SECONDS": "0"}
+    env |= {"SESSION_COOKIE_SECURE": "0", "CSRF_COOKIE_SECURE": "0"}
     return env
 
 
