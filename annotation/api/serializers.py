@@ -9,6 +9,30 @@ from rest_framework import serializers
 from taxonomy.models import TaxonomyVersion, Type
 
 from ..importers.annotations import LabelRecordError, resolve_labels
+from .common import PageQuerySerializer
+
+# -- query parameters (annotation/api/common.py reads them: a bad value is a 400) -----------
+
+
+class CardsQuerySerializer(PageQuerySerializer):
+    done = serializers.BooleanField(
+        required=False,
+        help_text="true: only cards I have labelled in round 1; false: only the rest",
+    )
+
+
+class AnnotationsQuerySerializer(PageQuerySerializer):
+    round = serializers.IntegerField(required=False, min_value=1, help_text="Only this round")
+    annotator = serializers.CharField(required=False, help_text="Only this username's")
+    conversation = serializers.CharField(
+        required=False, help_text="Only this conversation's (its external id)"
+    )
+
+
+class AgreementQuerySerializer(serializers.Serializer):
+    round = serializers.IntegerField(
+        required=False, min_value=1, help_text="Only jobs computed for this round"
+    )
 
 
 class StudyOutputSerializer(serializers.Serializer):
@@ -55,13 +79,6 @@ class CardOutputSerializer(serializers.Serializer):
     done = serializers.BooleanField(
         help_text="I have a current round-1 annotation (in an open sort: a tag set)"
     )
-
-
-class CardPageSerializer(serializers.Serializer):
-    count = serializers.IntegerField()
-    next = serializers.URLField(allow_null=True)
-    previous = serializers.URLField(allow_null=True)
-    results = CardOutputSerializer(many=True)
 
 
 def _codes(annotation) -> list[str]:
@@ -171,13 +188,6 @@ class AnnotationOutputSerializer(MyAnnotationOutputSerializer):
     turn = serializers.IntegerField(source="turn.index")
     annotator = serializers.CharField(source="annotator.username")
     source = serializers.CharField()
-
-
-class AnnotationPageSerializer(serializers.Serializer):
-    count = serializers.IntegerField()
-    next = serializers.URLField(allow_null=True)
-    previous = serializers.URLField(allow_null=True)
-    results = AnnotationOutputSerializer(many=True)
 
 
 # -- the label import (a background job) and a job's status ---------------------------------
