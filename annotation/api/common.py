@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from django.db.models import QuerySet
+from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
@@ -64,9 +65,8 @@ def read_query(request: Request, serializer_class: type[serializers.Serializer])
             errors[key] = ["must be given once"]
     if errors:
         raise ValidationError(errors)
+    # an empty value is a value: `?done=` is a 400, as the schema says (no minLength 0)
     data = {k: request.query_params[k] for k in names if k in request.query_params}
-    # an empty value is the parameter left out (a form's empty field), as on the pages
-    data = {k: v for k, v in data.items() if v != ""}
     serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)
     return serializer.validated_data
@@ -99,3 +99,52 @@ def page_of(serializer_class) -> type[serializers.Serializer]:
 
 def job_url(request: Request, job) -> str:
     return reverse("api-job", args=[job.study.slug, job.pk], request=request)
+
+
+# -- strict JSON fields: a value of another JSON type is a 400, as the schema says (DRF's own
+# fields coerce: 0 to "0", "true" to True, "3" to 3). Multipart inputs keep DRF's fields:
+# every multipart value is a string.
+
+
+class StrictCharField(serializers.CharField):
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictBooleanField(serializers.BooleanField):
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
+class StrictIntegerField(serializers.IntegerField):
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class ClosedSerializer(serializers.Serializer):
+    """An input that refuses the fields it does not declare (a 400 naming them: a typo is
+    not silently ignored), and says so in the schema (additionalProperties: false)."""
+
+    def to_internal_value(self, data):
+        if hasattr(data, "keys"):
+            unknown = sorted(set(data.keys()) - set(self.fields))
+            if unknown:
+                raise ValidationError({name: ["unknown field"] for name in unknown})
+        return super().to_internal_value(data)
+
+
+class ClosedSerializerExtension(OpenApiSerializerExtension):
+    target_class = ClosedSerializer
+    match_subclasses = True
+
+    def map_serializer(self, auto_schema, direction):
+        schema = auto_schema._map_basic_serializer(self.target, direction)
+        if direction == "request":
+            schema["additionalProperties"] = False
+        return schema

@@ -9,7 +9,7 @@ from rest_framework import serializers
 
 from ..exports import EXPORT_FORMATS
 from ..models import CardStatus, JobKind, JobStatus, ProposalStatus
-from .common import PageQuerySerializer
+from .common import ClosedSerializer, PageQuerySerializer, StrictBooleanField, StrictCharField
 from .serializers import MyAnnotationOutputSerializer, _codes
 
 # -- query parameters ------------------------------------------------------------------------
@@ -55,23 +55,21 @@ class JobsQuerySerializer(PageQuerySerializer):
 # -- inputs ------------------------------------------------------------------------------------
 
 
-class ExportInputSerializer(serializers.Serializer):
+class ExportInputSerializer(ClosedSerializer):
     format = serializers.ChoiceField(choices=EXPORT_FORMATS)
-    raw = serializers.BooleanField(
+    raw = StrictBooleanField(
         required=False, default=False, help_text="every label of every round, not the gold"
     )
-    with_text = serializers.BooleanField(
-        required=False, default=False, help_text="with the turns' texts"
-    )
+    with_text = StrictBooleanField(required=False, default=False, help_text="with the turns' texts")
 
 
-class ConsensusInputSerializer(serializers.Serializer):
+class ConsensusInputSerializer(ClosedSerializer):
     """Needs the study's taxonomy version in the context, as AnnotationInputSerializer."""
 
     labels = serializers.ListField(
-        child=serializers.CharField(), allow_empty=True, help_text='Type codes; [] "no smell"'
+        child=StrictCharField(), allow_empty=True, help_text='Type codes; [] "no smell"'
     )
-    rationale = serializers.CharField(help_text="Why: a decision without a reason is not kept")
+    rationale = StrictCharField(help_text="Why: a decision without a reason is not kept")
 
     def validate_labels(self, codes: list[str]):
         from .serializers import AnnotationInputSerializer
@@ -79,13 +77,13 @@ class ConsensusInputSerializer(serializers.Serializer):
         return AnnotationInputSerializer(context=self.context).validate_labels(codes)
 
 
-class ProposalInputSerializer(serializers.Serializer):
+class ProposalInputSerializer(ClosedSerializer):
     """Only the shapes: the page's form (ProposalForm) checks the rest, for both."""
 
-    name = serializers.CharField()
-    definition = serializers.CharField()
-    reason = serializers.CharField(help_text="why none of the existing types fits")
-    axis = serializers.CharField(required=False, default="", allow_blank=True)
+    name = StrictCharField()
+    definition = StrictCharField()
+    reason = StrictCharField(help_text="why none of the existing types fits")
+    axis = StrictCharField(required=False, default="", allow_blank=True)
 
 
 # -- outputs -----------------------------------------------------------------------------------

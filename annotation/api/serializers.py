@@ -9,7 +9,7 @@ from rest_framework import serializers
 from taxonomy.models import TaxonomyVersion, Type
 
 from ..importers.annotations import LabelRecordError, resolve_labels
-from .common import PageQuerySerializer
+from .common import ClosedSerializer, PageQuerySerializer, StrictCharField, StrictIntegerField
 
 # -- query parameters (annotation/api/common.py reads them: a bad value is a 400) -----------
 
@@ -86,16 +86,16 @@ def _codes(annotation) -> list[str]:
     return [t.code for t in annotation.types.all()]
 
 
-class EvidenceSpanInputSerializer(serializers.Serializer):
+class EvidenceSpanInputSerializer(ClosedSerializer):
     """Where `evidence` is quoted from (annotation/evidence.py): the server checks the quote
     is exactly the stored text there."""
 
-    turn = serializers.IntegerField(
+    turn = StrictIntegerField(
         min_value=1, help_text="1-based index of the turn: the card's or an earlier one"
     )
     part = serializers.ChoiceField(choices=["user", "reply"])
-    start = serializers.IntegerField(min_value=0, help_text="first character, 0-based")
-    end = serializers.IntegerField(min_value=1, help_text="one past the last character")
+    start = StrictIntegerField(min_value=0, help_text="first character, 0-based")
+    end = StrictIntegerField(min_value=1, help_text="one past the last character")
 
 
 class MyAnnotationOutputSerializer(serializers.Serializer):
@@ -139,28 +139,26 @@ class CardDetailOutputSerializer(serializers.Serializer):
     )
 
 
-class AnnotationInputSerializer(serializers.Serializer):
+class AnnotationInputSerializer(ClosedSerializer):
     """Needs the study's taxonomy version in the context as `taxonomy_version`."""
 
     labels = serializers.ListField(
-        child=serializers.CharField(),
+        child=StrictCharField(),
         allow_empty=True,
         help_text='Type codes; [] means "no smell"',
     )
-    note = serializers.CharField(required=False, allow_blank=True, default="")
-    evidence = serializers.CharField(
-        required=False, allow_blank=True, default="", trim_whitespace=False
-    )
+    note = StrictCharField(required=False, allow_blank=True, default="")
+    evidence = StrictCharField(required=False, allow_blank=True, default="", trim_whitespace=False)
     evidence_span = EvidenceSpanInputSerializer(
         required=False,
         allow_null=True,
         default=None,
         help_text="With a quote in `evidence`: where it is in the stored text",
     )
-    confidence = serializers.IntegerField(
+    confidence = StrictIntegerField(
         required=False, allow_null=True, default=None, min_value=1, max_value=5
     )
-    round = serializers.IntegerField(
+    round = StrictIntegerField(
         required=False,
         default=1,
         min_value=1,
@@ -193,7 +191,7 @@ class AnnotationOutputSerializer(MyAnnotationOutputSerializer):
 # -- the label import (a background job) and a job's status ---------------------------------
 
 
-class LabelImportInputSerializer(serializers.Serializer):
+class LabelImportInputSerializer(ClosedSerializer):
     file = serializers.FileField(help_text="JSONL of annotations, one record a line")
     create_members = serializers.BooleanField(
         required=False,
