@@ -3,6 +3,7 @@ outputs only read, inputs only validate, and neither saves anything."""
 
 from __future__ import annotations
 
+from django.core.files.uploadedfile import SimpleUploadedFile
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -191,8 +192,18 @@ class AnnotationOutputSerializer(MyAnnotationOutputSerializer):
 # -- the label import (a background job) and a job's status ---------------------------------
 
 
+class UploadField(serializers.FileField):
+    """A file part, or the file's content as a plain form field (`curl -F 'file=<x.jsonl'`
+    sends it so; the schema's `format: binary` allows both): named upload.jsonl then."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, str):
+            data = SimpleUploadedFile("upload.jsonl", data.encode("utf-8", "surrogatepass"))
+        return super().to_internal_value(data)
+
+
 class LabelImportInputSerializer(ClosedSerializer):
-    file = serializers.FileField(help_text="JSONL of annotations, one record a line")
+    file = UploadField(help_text="JSONL of annotations, one record a line")
     create_members = serializers.BooleanField(
         required=False,
         default=False,

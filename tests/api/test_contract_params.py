@@ -116,3 +116,26 @@ def test_a_multipart_annotation_put_is_refused_as_unsupported(study, alice):
     response = token_client(alice).put(url, {"labels": ["code_rollback"]}, format="multipart")
 
     assert response.status_code == 415
+
+
+def test_the_import_takes_the_file_as_a_plain_form_field_too(study, lead, settings, tmp_path):
+    """The schema's `format: binary` part, sent without a file name (`curl -F 'file=<x'`,
+    schemathesis): a job, not a 400 "not a file"."""
+    settings.MEDIA_ROOT = tmp_path
+    record = '{"conversation": "c1", "turn": 1, "annotator": "dora", "labels": []}\n'
+
+    response = token_client(lead).post(
+        "/api/studies/s1/annotations/import/", {"file": record}, format="multipart"
+    )
+
+    assert response.status_code == 202, response.content
+    assert Job.objects.get().params["files"][0]["name"] == "upload.jsonl"
+
+
+def test_an_unknown_body_field_is_a_400_naming_it(study, lead):
+    response = token_client(lead).post(
+        "/api/studies/s1/exports/", {"format": "csv", "with_txt": True}, format="json"
+    )
+
+    assert response.status_code == 400
+    assert list(response.json()) == ["with_txt"]
