@@ -192,6 +192,15 @@ class AnnotationOutputSerializer(MyAnnotationOutputSerializer):
 # -- the label import (a background job) and a job's status ---------------------------------
 
 
+class FormBooleanField(serializers.BooleanField):
+    """A multipart boolean, as the schema writes one: `true` or `false` (a 400 otherwise)."""
+
+    def to_internal_value(self, data):
+        if data in ("true", "false", True, False):
+            return data in ("true", True)
+        self.fail("invalid", input=data)
+
+
 class UploadField(serializers.FileField):
     """A file part, or the file's content as a plain form field (`curl -F 'file=<x.jsonl'`
     sends it so; the schema's `format: binary` allows both): named upload.jsonl then."""
@@ -204,12 +213,12 @@ class UploadField(serializers.FileField):
 
 class LabelImportInputSerializer(ClosedSerializer):
     file = UploadField(help_text="JSONL of annotations, one record a line")
-    create_members = serializers.BooleanField(
+    create_members = FormBooleanField(
         required=False,
         default=False,
         help_text="create unknown annotators and groups, and seat annotators in the group",
     )
-    judge = serializers.BooleanField(
+    judge = FormBooleanField(
         required=False,
         default=False,
         help_text="a reference annotator's round-1 labels: compared, never voting",

@@ -16,7 +16,7 @@ from schemathesis.engine import events
 from annotation.models import Job, JobKind, JobStatus, Kind, Proposal, Role
 from tests.factories import AMBIGUOUS, ROLLBACK, label, make_conversation, make_group, make_user
 
-MAX_EXAMPLES = 10
+MAX_EXAMPLES = 5
 # Label codes are a study's taxonomy's, data no static schema can list: a schema-valid body
 # with a code the study does not have is a 400 naming it (tests/api/test_annotate_round.py
 # and others pin which), so these operations may answer 400 to positive data. Every other

@@ -139,3 +139,15 @@ def test_an_unknown_body_field_is_a_400_naming_it(study, lead):
 
     assert response.status_code == 400
     assert list(response.json()) == ["with_txt"]
+
+
+@pytest.mark.parametrize("value", ["0", "yes", "on"])
+def test_a_multipart_flag_is_true_or_false_as_the_schema_says(study, lead, value):
+    response = token_client(lead).post(
+        "/api/studies/s1/annotations/import/",
+        {"file": "{}\n", "judge": value},
+        format="multipart",
+    )
+
+    assert response.status_code == 400
+    assert list(response.json()) == ["judge"]
