@@ -3,6 +3,7 @@ outputs only read, inputs only validate, and neither saves anything."""
 
 from __future__ import annotations
 
+from django.core.files.uploadedfile import SimpleUploadedFile
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -10,6 +11,30 @@ from taxonomy.models import TaxonomyVersion, Type
 
 from ..importers.annotations import LabelRecordError, resolve_labels
 from ..limits import TextLimit
+from .common import ClosedSerializer, PageQuerySerializer, StrictCharField, StrictIntegerField
+
+# -- query parameters (annotation/api/common.py reads them: a bad value is a 400) -----------
+
+
+class CardsQuerySerializer(PageQuerySerializer):
+    done = serializers.BooleanField(
+        required=False,
+        help_text="true: only cards I have labelled in round 1; false: only the rest",
+    )
+
+
+class AnnotationsQuerySerializer(PageQuerySerializer):
+    round = serializers.IntegerField(required=False, min_value=1, help_text="Only this round")
+    annotator = serializers.CharField(required=False, help_text="Only this username's")
+    conversation = serializers.CharField(
+        required=False, help_text="Only this conversation's (its external id)"
+    )
+
+
+class AgreementQuerySerializer(serializers.Serializer):
+    round = serializers.IntegerField(
+        required=False, min_value=1, help_text="Only jobs computed for this round"
+    )
 
 
 class StudyOutputSerializer(serializers.Serializer):
@@ -58,28 +83,21 @@ class CardOutputSerializer(serializers.Serializer):
     )
 
 
-class CardPageSerializer(serializers.Serializer):
-    count = serializers.IntegerField()
-    next = serializers.URLField(allow_null=True)
-    previous = serializers.URLField(allow_null=True)
-    results = CardOutputSerializer(many=True)
-
-
 def _codes(annotation) -> list[str]:
     # `types` is prefetched by the views; .all() keeps it to no query per row
     return [t.code for t in annotation.types.all()]
 
 
-class EvidenceSpanInputSerializer(serializers.Serializer):
+class EvidenceSpanInputSerializer(ClosedSerializer):
     """Where `evidence` is quoted from (annotation/evidence.py): the server checks the quote
     is exactly the stored text there."""
 
-    turn = serializers.IntegerField(
+    turn = StrictIntegerField(
         min_value=1, help_text="1-based index of the turn: the card's or an earlier one"
     )
     part = serializers.ChoiceField(choices=["user", "reply"])
-    start = serializers.IntegerField(min_value=0, help_text="first character, 0-based")
-    end = serializers.IntegerField(min_value=1, help_text="one past the last character")
+    start = StrictIntegerField(min_value=0, help_text="first character, 0-based")
+    end = StrictIntegerField(min_value=1, help_text="one past the last character")
 
 
 class MyAnnotationOutputSerializer(serializers.Serializer):
@@ -123,18 +141,18 @@ class CardDetailOutputSerializer(serializers.Serializer):
     )
 
 
-class AnnotationInputSerializer(serializers.Serializer):
+class AnnotationInputSerializer(ClosedSerializer):
     """Needs the study's taxonomy version in the context as `taxonomy_version`."""
 
     labels = serializers.ListField(
-        child=serializers.CharField(),
+        child=StrictCharField(),
         allow_empty=True,
         help_text='Type codes; [] means "no smell"',
     )
-    note = serializers.CharField(
+    note = StrictCharField(
         required=False, allow_blank=True, default="", validators=[TextLimit("note")]
     )
-    evidence = serializers.CharField(
+    evidence = StrictCharField(
         required=False,
         allow_blank=True,
         default="",
@@ -147,10 +165,10 @@ class AnnotationInputSerializer(serializers.Serializer):
         default=None,
         help_text="With a quote in `evidence`: where it is in the stored text",
     )
-    confidence = serializers.IntegerField(
+    confidence = StrictIntegerField(
         required=False, allow_null=True, default=None, min_value=1, max_value=5
     )
-    round = serializers.IntegerField(
+    round = StrictIntegerField(
         required=False,
         default=1,
         min_value=1,
@@ -180,24 +198,36 @@ class AnnotationOutputSerializer(MyAnnotationOutputSerializer):
     source = serializers.CharField()
 
 
-class AnnotationPageSerializer(serializers.Serializer):
-    count = serializers.IntegerField()
-    next = serializers.URLField(allow_null=True)
-    previous = serializers.URLField(allow_null=True)
-    results = AnnotationOutputSerializer(many=True)
-
-
 # -- the label import (a background job) and a job's status ---------------------------------
 
 
-class LabelImportInputSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text="JSONL of annotations, one record a line")
-    create_members = serializers.BooleanField(
+class FormBooleanField(serializers.BooleanField):
+    """A multipart boolean, as the schema writes one: `true` or `false` (a 400 otherwise)."""
+
+    def to_internal_value(self, data):
+        if data in ("true", "false", True, False):
+            return data in ("true", True)
+        self.fail("invalid", input=data)
+
+
+class UploadField(serializers.FileField):
+    """A file part, or the file's content as a plain form field (`curl -F 'file=<x.jsonl'`
+    sends it so; the schema's `format: binary` allows both): named upload.jsonl then."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, str):
+            data = SimpleUploadedFile("upload.jsonl", data.encode("utf-8", "surrogatepass"))
+        return super().to_internal_value(data)
+
+
+class LabelImportInputSerializer(ClosedSerializer):
+    file = UploadField(help_text="JSONL of annotations, one record a line")
+    create_members = FormBooleanField(
         required=False,
         default=False,
         help_text="create unknown annotators and groups, and seat annotators in the group",
     )
-    judge = serializers.BooleanField(
+    judge = FormBooleanField(
         required=False,
         default=False,
         help_text="a reference annotator's round-1 labels: compared, never voting",

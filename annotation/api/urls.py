@@ -1,25 +1,39 @@
 from __future__ import annotations
 
-from django.urls import path
+from django.urls import include, path
 
+from . import discussion, jobs, study
 from . import views as api
+
+card = [
+    path("", api.card, name="api-card"),
+    path("annotation/", api.annotate, name="api-annotate"),
+    path("discussion/", discussion.discussion, name="api-discussion"),
+    path("consensus/", discussion.decide, name="api-decide"),
+    path("proposals/", discussion.propose, name="api-propose"),
+]
+
+in_study = [
+    path("", study.study, name="api-study"),
+    path("taxonomy/", api.taxonomy, name="api-taxonomy"),
+    path("conversations/", study.conversations, name="api-conversations"),
+    path("conversations/<int:conversation_id>/turns/", study.turns, name="api-turns"),
+    path("groups/", study.groups, name="api-groups"),
+    path("cards/", api.cards, name="api-cards"),
+    path("cards/<int:turn_id>/", include(card)),
+    path("annotations/", api.annotations, name="api-annotations"),
+    path("annotations/import/", jobs.import_annotations, name="api-annotations-import"),
+    path("disputes/", discussion.disputes, name="api-disputes"),
+    path("consensus/", discussion.consensus, name="api-consensus"),
+    path("proposals/", discussion.proposals, name="api-proposals"),
+    path("agreement/", api.agreement, name="api-agreement"),
+    path("jobs/", jobs.jobs, name="api-jobs"),
+    path("jobs/<int:job_id>/", jobs.job, name="api-job"),
+    path("jobs/<int:job_id>/download/", jobs.download, name="api-job-download"),
+    path("exports/", jobs.start_export, name="api-exports"),
+]
 
 urlpatterns = [
     path("studies/", api.studies, name="api-studies"),
-    path("studies/<slug:slug>/taxonomy/", api.taxonomy, name="api-taxonomy"),
-    path("studies/<slug:slug>/cards/", api.cards, name="api-cards"),
-    path("studies/<slug:slug>/cards/<int:turn_id>/", api.card, name="api-card"),
-    path(
-        "studies/<slug:slug>/cards/<int:turn_id>/annotation/",
-        api.annotate,
-        name="api-annotate",
-    ),
-    path("studies/<slug:slug>/annotations/", api.annotations, name="api-annotations"),
-    path(
-        "studies/<slug:slug>/annotations/import/",
-        api.import_annotations,
-        name="api-annotations-import",
-    ),
-    path("studies/<slug:slug>/jobs/<int:job_id>/", api.job, name="api-job"),
-    path("studies/<slug:slug>/agreement/", api.agreement, name="api-agreement"),
+    path("studies/<slug:slug>/", include(in_study)),
 ]

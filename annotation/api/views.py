@@ -10,18 +10,14 @@ whatever their role; the leads' list of all annotations goes through the same ru
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.decorators import api_view, parser_classes
 from rest_framework.exceptions import APIException, NotFound, PermissionDenied, ValidationError
-from rest_framework.pagination import PageNumberPagination
-from rest_framework.parsers import MultiPartParser
+from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.reverse import reverse
 
 from taxonomy.models import TaxonomyVersion
 
@@ -36,7 +32,6 @@ from ..access import (
 from ..models import (
     Annotation,
     CardState,
-    Job,
     JobKind,
     JobStatus,
     Membership,
@@ -46,45 +41,23 @@ from ..models import (
     Study,
     Turn,
 )
-from ..tasks import reap_lost_jobs
-from ..uploads import too_large
-from ..views.lead import start_label_import
+from .common import page_of, paginate, read_query, responses
 from .serializers import (
+    AgreementQuerySerializer,
     AnnotationInputSerializer,
     AnnotationOutputSerializer,
-    AnnotationPageSerializer,
+    AnnotationsQuerySerializer,
     CardDetailOutputSerializer,
     CardOutputSerializer,
-    CardPageSerializer,
-    JobStartedSerializer,
-    JobStatusSerializer,
-    LabelImportInputSerializer,
+    CardsQuerySerializer,
     StudyOutputSerializer,
     TaxonomyOutputSerializer,
 )
 
-NOT_FOUND = OpenApiResponse(description="No such study or card, or not yours")
-PAGE = OpenApiParameter("page", OpenApiTypes.INT, description="Page number, from 1")
 
-
-def _paginate(request: Request, queryset: QuerySet, serializer_class) -> Response:
-    paginator = PageNumberPagination()
-    page = paginator.paginate_queryset(queryset, request)
-    return paginator.get_paginated_response(serializer_class(page, many=True).data)
-
-
-def _bool_param(request: Request, name: str) -> bool | None:
-    value = request.query_params.get(name)
-    if value is None or value == "":
-        return None
-    if value.lower() in ("true", "1"):
-        return True
-    if value.lower() in ("false", "0"):
-        return False
-    raise ValidationError({name: [f"must be true or false, got {value!r}"]})
-
-
-@extend_schema(operation_id="studies_list", responses=StudyOutputSerializer(many=True))
+@extend_schema(
+    operation_id="studies_list", responses=responses({200: StudyOutputSerializer(many=True)})
+)
 @api_view(["GET"])
 def studies(request: Request) -> Response:
     """The studies I am a member of, with my role in each."""
@@ -106,7 +79,7 @@ def studies(request: Request) -> Response:
 
 @extend_schema(
     operation_id="studies_taxonomy_retrieve",
-    responses={200: TaxonomyOutputSerializer, 404: NOT_FOUND},
+    responses=responses({200: TaxonomyOutputSerializer}, 404),
 )
 @api_view(["GET"])
 def taxonomy(request: Request, slug: str) -> Response:
@@ -122,21 +95,14 @@ def taxonomy(request: Request, slug: str) -> Response:
 
 @extend_schema(
     operation_id="studies_cards_list",
-    parameters=[
-        OpenApiParameter(
-            "done",
-            OpenApiTypes.BOOL,
-            description="true: only cards I have labelled in round 1; false: only the rest",
-        ),
-        PAGE,
-    ],
-    responses={200: CardPageSerializer, 404: NOT_FOUND},
+    parameters=[CardsQuerySerializer],
+    responses=responses({200: page_of(CardOutputSerializer)}, 400, 404),
 )
 @api_view(["GET"])
 def cards(request: Request, slug: str) -> Response:
     """My cards: every turn of the conversations assigned to my groups, in queue order."""
     study, _ = get_study_for_user(request.user, slug)
-    done = _bool_param(request, "done")
+    done = read_query(request, CardsQuerySerializer).get("done")
     rows = (
         Turn.objects.for_annotator(study, request.user)
         .annotated_by(request.user, round=1)
@@ -146,12 +112,12 @@ def cards(request: Request, slug: str) -> Response:
     )
     if done is not None:
         rows = rows.filter(done=done)
-    return _paginate(request, rows, CardOutputSerializer)
+    return paginate(request, rows, CardOutputSerializer)
 
 
 @extend_schema(
     operation_id="studies_cards_retrieve",
-    responses={200: CardDetailOutputSerializer, 404: NOT_FOUND},
+    responses=responses({200: CardDetailOutputSerializer}, 404),
 )
 @api_view(["GET"])
 def card(request: Request, slug: str, turn_id: int) -> Response:
@@ -170,14 +136,10 @@ def card(request: Request, slug: str, turn_id: int) -> Response:
 @extend_schema(
     operation_id="studies_cards_annotation_update",
     request=AnnotationInputSerializer,
-    responses={
-        200: AnnotationOutputSerializer,
-        400: OpenApiResponse(description="Invalid labels (the unknown code is named) or round"),
-        404: NOT_FOUND,
-        409: OpenApiResponse(description="Round closed or not open yet; or in an open sort"),
-    },
+    responses=responses({200: AnnotationOutputSerializer}, 400, 404, 409),
 )
 @api_view(["PUT"])
+@parser_classes([JSONParser])  # labels are a list and the span an object: JSON only
 def annotate(request: Request, slug: str, turn_id: int) -> Response:
     """Save my labels for a card: a new revision, the previous one kept as history.
     `labels: []` means "no smell"."""
@@ -260,45 +222,52 @@ def _wrong_round(state: CardState | None, asked: int) -> str:
 
 @extend_schema(
     operation_id="studies_annotations_list",
-    parameters=[PAGE],
-    responses={
-        200: AnnotationPageSerializer,
-        404: OpenApiResponse(description="No such study, or you are not one of its leads"),
-    },
+    parameters=[AnnotationsQuerySerializer],
+    responses=responses({200: page_of(AnnotationOutputSerializer)}, 400, 404),
 )
 @api_view(["GET"])
 def annotations(request: Request, slug: str) -> Response:
     """Leads only: every current annotation of the study, all annotators and rounds, but
     for a lead who annotates: not the others' labels on their cards still in round 1."""
     study = get_study_for_lead(request.user, slug)
+    query = read_query(request, AnnotationsQuerySerializer)
     rows = (
         Annotation.objects.current()
-        .filter(turn__conversation__study=study)
+        .filter(turn__conversation__study=study, **_annotation_filters(query))
         .exclude(round1_hidden_q(request.user, study))
         .select_related("turn__conversation", "annotator", "evidence_turn")
         .prefetch_related("types")
         .order_by("id")
     )
-    return _paginate(request, rows, AnnotationOutputSerializer)
+    return paginate(request, rows, AnnotationOutputSerializer)
+
+
+def _annotation_filters(query: dict) -> dict:
+    names = {
+        "round": "round",
+        "annotator": "annotator__username",
+        "conversation": "turn__conversation__external_id",
+    }
+    return {names[k]: v for k, v in query.items() if k in names}
 
 
 @extend_schema(
     operation_id="studies_agreement_retrieve",
-    parameters=[
-        OpenApiParameter("round", OpenApiTypes.INT, description="Only jobs computed for this round")
-    ],
-    responses={
-        200: OpenApiResponse(
-            response=OpenApiTypes.OBJECT,
-            description="The result of the latest finished agreement job: study, round, "
-            "taxonomy_version, computed_at, data_stamp and per axis the report of "
-            "AGREEMENT.md ('report') and the report page's tables ('extras')",
-        ),
-        404: OpenApiResponse(
-            description="No such study, you are not one of its leads, or no agreement job "
-            "has finished yet"
-        ),
-    },
+    parameters=[AgreementQuerySerializer],
+    responses=responses(
+        {
+            200: OpenApiResponse(
+                response=OpenApiTypes.OBJECT,
+                description="The result of the latest finished agreement job: study, round, "
+                "taxonomy_version, computed_at, data_stamp and per axis the report of "
+                "AGREEMENT.md ('report') and the report page's tables ('extras'). 404 also "
+                "when no agreement job has finished yet",
+            )
+        },
+        400,
+        403,
+        404,
+    ),
 )
 @api_view(["GET"])
 def agreement(request: Request, slug: str) -> Response:
@@ -308,11 +277,9 @@ def agreement(request: Request, slug: str) -> Response:
     if locked:
         raise PermissionDenied(locked)
     jobs = study.jobs.filter(kind=JobKind.AGREEMENT, status=JobStatus.DONE)
-    round = request.query_params.get("round")
-    if round:
-        if not round.isdigit():
-            raise ValidationError({"round": [f"must be a positive integer, got {round!r}"]})
-        jobs = jobs.filter(params__round=int(round))
+    round = read_query(request, AgreementQuerySerializer).get("round")
+    if round is not None:
+        jobs = jobs.filter(params__round=round)
     job = jobs.order_by("-finished_at", "-id").only("result").first()
     if job is None:
         raise NotFound(
@@ -320,57 +287,3 @@ def agreement(request: Request, slug: str) -> Response:
             "or run `python manage.py agreement SLUG`."
         )
     return Response(job.result)
-
-
-# -- the label import (a background job, as on the lead's import page) and a job's status.
-# Leads only, as on the pages: anyone else gets a 404.
-
-NOT_LEAD = OpenApiResponse(description="No such study or job, or you are not one of its leads")
-
-
-@extend_schema(
-    operation_id="studies_annotations_import_create",
-    request={"multipart/form-data": LabelImportInputSerializer},
-    responses={
-        202: JobStartedSerializer,
-        400: OpenApiResponse(
-            description="No file, a file over the upload limit, or a flag that is not a boolean"
-        ),
-        404: NOT_LEAD,
-    },
-)
-@api_view(["POST"])
-@parser_classes([MultiPartParser])
-def import_annotations(request: Request, slug: str) -> Response:
-    """Leads only: import a JSONL file of annotations as a background job, exactly as
-    `manage.py import_annotations` does (everyone the file names is seated first, then the
-    labels go through the rounds). Follow the job at `status_url`."""
-    study = get_study_for_lead(request.user, slug)
-    if error := too_large(request):  # a file over CARDSORT_UPLOAD_MAX_MB was left unread
-        raise ValidationError({"file": [error]})
-    serializer = LabelImportInputSerializer(data=request.data)
-    serializer.is_valid(raise_exception=True)
-    data = serializer.validated_data
-    job = start_label_import(
-        study,
-        request.user,
-        data["file"],
-        create_members=data["create_members"],
-        judge=data["judge"],
-    )
-    job.status_url = reverse("api-job", args=[study.slug, job.pk], request=request)
-    return Response(JobStartedSerializer(job).data, status=status.HTTP_202_ACCEPTED)
-
-
-@extend_schema(
-    operation_id="studies_jobs_retrieve",
-    responses={200: JobStatusSerializer, 404: NOT_LEAD},
-)
-@api_view(["GET"])
-def job(request: Request, slug: str, job_id: int) -> Response:
-    """Leads only: a job's status, progress and result (a label import's per-record errors
-    included). A job whose worker was killed reads as failed, as on the pages."""
-    study = get_study_for_lead(request.user, slug)
-    reap_lost_jobs()
-    found = get_object_or_404(Job, pk=job_id, study=study)
-    return Response(JobStatusSerializer(found).data)

@@ -77,6 +77,14 @@ def _api_requests(slug: str, turn: Turn) -> list[tuple[str, str, dict]]:
         ("get", f"{base}/annotations/", {}),
         ("put", f"{base}/cards/{turn.pk}/annotation/", {"labels": ["made_up"]}),  # 400
         ("put", f"{base}/cards/{turn.pk}/annotation/", {"labels": [], "round": 2}),  # 409
+        ("get", f"{base}/cards/{turn.pk}/discussion/", {}),
+        ("get", f"{base}/disputes/", {}),
+        ("get", f"{base}/consensus/", {}),
+        ("get", f"{base}/proposals/", {}),
+        ("get", f"{base}/groups/", {}),
+        ("get", f"{base}/conversations/{turn.conversation_id}/turns/", {}),
+        ("get", f"{base}/jobs/", {}),
+        ("post", f"{base}/cards/{turn.pk}/consensus/", {"labels": [], "rationale": "r"}),
     ]
 
 

@@ -1,0 +1,150 @@
+"""What every API view shares: the documented error answers, strict query parameters and
+pagination.
+
+Query parameters are read through a serializer (`read_query`), which is also what the schema
+documents (`parameters=[TheQuerySerializer]`): a value that is not of the documented type
+(`?done=null`, `?round=0`, `?page=abc`), a parameter given twice, or an object-valued one
+(`?round[a]=1`, deepObject style) is a 400 naming the parameter, never a 500 or a silent
+default."""
+
+from __future__ import annotations
+
+import re
+
+from django.db.models import QuerySet
+from drf_spectacular.extensions import OpenApiSerializerExtension
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.reverse import reverse
+
+ERRORS = {
+    400: OpenApiResponse(
+        description="Invalid query parameter or body: {name: [what is wrong]}, each "
+        "parameter or field named"
+    ),
+    401: OpenApiResponse(description="No token, or not a valid one"),
+    403: OpenApiResponse(
+        description="A member whose role does not allow this, or round-1 blindness: the "
+        "reason is in `detail`"
+    ),
+    404: OpenApiResponse(
+        description="No such study (or not a member of it), no such object in it, not one "
+        "of its leads where leads only, or no such page"
+    ),
+    409: OpenApiResponse(description="The state does not allow it (the reason in `detail`)"),
+    429: OpenApiResponse(description="Too many requests: throttled, retry later"),
+}
+
+
+def responses(ok: dict, *codes: int) -> dict:
+    """An operation's responses: `ok` ({status: serializer}) plus the errors named, and
+    always 401 (no token) and 429 (throttled)."""
+    return {**ok, **{c: ERRORS[c] for c in sorted({*codes, 401, 429})}}
+
+
+class PageQuerySerializer(serializers.Serializer):
+    page = serializers.IntegerField(
+        required=False, min_value=1, help_text="Page number, from 1 (100 results a page)"
+    )
+
+
+def read_query(request: Request, serializer_class: type[serializers.Serializer]) -> dict:
+    """The query parameters `serializer_class` declares, validated (a 400 naming each bad
+    one); unknown parameters are ignored, except an object-valued form of a declared one."""
+    names = set(serializer_class().fields)
+    errors: dict[str, list[str]] = {}
+    for key in request.query_params:
+        base = re.split(r"[\[.]", key, maxsplit=1)[0]
+        if base in names and key != base:
+            errors[base] = [f"must be a single value, not an object ({key!r})"]
+        elif key in names and len(request.query_params.getlist(key)) > 1:
+            errors[key] = ["must be given once"]
+    if errors:
+        raise ValidationError(errors)
+    # an empty value is a value: `?done=` is a 400, as the schema says (no minLength 0)
+    data = {k: request.query_params[k] for k in names if k in request.query_params}
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+def paginate(request: Request, queryset: QuerySet, serializer_class, **context) -> Response:
+    """One page of `queryset` (`?page=`, checked by read_query first: 400 if it is not a
+    positive integer, 404 past the last page)."""
+    read_query(request, PageQuerySerializer)
+    paginator = PageNumberPagination()
+    page = paginator.paginate_queryset(queryset, request)
+    data = serializer_class(page, many=True, context=context).data
+    return paginator.get_paginated_response(data)
+
+
+def page_of(serializer_class) -> type[serializers.Serializer]:
+    """The schema of a page of `serializer_class`'s objects (count, next, previous, results)."""
+    name = serializer_class.__name__.removesuffix("OutputSerializer") + "PageSerializer"
+    return type(
+        name,
+        (serializers.Serializer,),
+        {
+            "count": serializers.IntegerField(),
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": serializer_class(many=True),
+        },
+    )
+
+
+def job_url(request: Request, job) -> str:
+    return reverse("api-job", args=[job.study.slug, job.pk], request=request)
+
+
+# -- strict JSON fields: a value of another JSON type is a 400, as the schema says (DRF's own
+# fields coerce: 0 to "0", "true" to True, "3" to 3). Multipart inputs keep DRF's fields:
+# every multipart value is a string.
+
+
+class StrictCharField(serializers.CharField):
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictBooleanField(serializers.BooleanField):
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
+class StrictIntegerField(serializers.IntegerField):
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class ClosedSerializer(serializers.Serializer):
+    """An input that refuses the fields it does not declare (a 400 naming them: a typo is
+    not silently ignored), and says so in the schema (additionalProperties: false)."""
+
+    def to_internal_value(self, data):
+        if hasattr(data, "keys"):
+            unknown = sorted(set(data.keys()) - set(self.fields))
+            if unknown:
+                raise ValidationError({name: ["unknown field"] for name in unknown})
+        return super().to_internal_value(data)
+
+
+class ClosedSerializerExtension(OpenApiSerializerExtension):
+    target_class = ClosedSerializer
+    match_subclasses = True
+
+    def map_serializer(self, auto_schema, direction):
+        schema = auto_schema._map_basic_serializer(self.target, direction)
+        if direction == "request":
+            schema["additionalProperties"] = False
+        return schema
