@@ -6,14 +6,14 @@ from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from annotation.accounts.forms import ResetForm
+from annotation.views import invitation
+
 # The schema answers a logged-in user or a token (SPECTACULAR_SETTINGS' SERVE_PERMISSIONS),
 # else 401; the docs page sends a visitor to the login page first.
 api_docs = SpectacularSwaggerSplitView.as_view(
     url_name="api-schema", template_name="api/swagger_ui.html"
 )
-
-from annotation.accounts.forms import ResetForm
-from annotation.views import invitation
 
 # Accounts without the admin: password reset (Django's views, the app's templates) and the
 # invitation's set-password link (annotation/accounts/)
