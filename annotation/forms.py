@@ -11,7 +11,7 @@ from .evidence import EvidenceError, EvidenceSpan, check_span
 from .evolution import report_versions
 from .exports import EXPORT_FORMATS
 from .limits import TextLimit
-from .models import Annotation, Conversation, Group, JobKind, Source, Study
+from .models import Annotation, Conversation, Group, JobKind, Proposal, Source, Study
 
 
 def form_errors(form: forms.Form, sep: str = "; ") -> str:
@@ -270,6 +270,19 @@ class ProposalForm(forms.Form):
         if code not in self.axes:
             raise forms.ValidationError(f"Unknown axis {code!r}.")
         return self.axes[code]
+
+    def propose(self, *, study, turn, proposer):
+        """The valid form's proposal, as the card's box and the API make it."""
+        d = self.cleaned_data
+        return Proposal.propose(
+            study=study,
+            turn=turn,
+            proposer=proposer,
+            name=d["name"].strip(),
+            definition=d["definition"].strip(),
+            reason=d["reason"].strip(),
+            axis=d["axis"],
+        )
 
 
 class ProposalDecisionForm(forms.Form):

@@ -42,7 +42,6 @@ from ..models import (
     Consensus,
     Group,
     NotDecidable,
-    Proposal,
     Role,
 )
 from ..views.discussion import _comments, _group_annotations
@@ -222,14 +221,5 @@ def propose(request: Request, slug: str, turn_id: int) -> Response:
     form = ProposalForm(shape.validated_data, axes=axes)
     if not form.is_valid():
         raise ValidationError({k: [str(m) for m in v] for k, v in form.errors.items()})
-    d = form.cleaned_data
-    proposal = Proposal.propose(
-        study=study,
-        turn=turn,
-        proposer=request.user,
-        name=d["name"].strip(),
-        definition=d["definition"].strip(),
-        reason=d["reason"].strip(),
-        axis=d["axis"],
-    )
+    proposal = form.propose(study=study, turn=turn, proposer=request.user)
     return Response(ProposalOutputSerializer(proposal).data, status=status.HTTP_201_CREATED)

@@ -27,16 +27,7 @@ def propose(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     form = ProposalForm(request.POST, axes=axes)
     ctx = {"study": study, "turn": turn, "types": types}
     if form.is_valid():
-        d = form.cleaned_data
-        proposal = Proposal.propose(
-            study=study,
-            turn=turn,
-            proposer=request.user,
-            name=d["name"].strip(),
-            definition=d["definition"].strip(),
-            reason=d["reason"].strip(),
-            axis=d["axis"],
-        )
+        proposal = form.propose(study=study, turn=turn, proposer=request.user)
         if not request.htmx:
             messages.success(request, f"Proposal sent: {proposal.name}.")
             return redirect("card", slug=study.slug, turn_id=turn.pk)
