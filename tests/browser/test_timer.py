@@ -6,7 +6,7 @@ Every figure is read from the CardTime row the server stored."""
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -51,7 +51,9 @@ def wait_for_ms(turn, user, expected: int) -> None:
 def on_paused_card(browser, live_server, turn):
     """alice's card, loaded at T0 under a paused fake clock: time moves only by run_for."""
     context, page, errors = log_in(browser, live_server, "alice")
-    page.clock.install(time=T0)
+    # installed a minute early: pause_at(T0) must be ahead of the running fake clock, which a
+    # slow machine takes past its install time before the pause ("fast-forward to the past")
+    page.clock.install(time=T0 - timedelta(minutes=1))
     page.clock.pause_at(T0)
     open_card(page, live_server.url, turn)
     return context, page, errors

@@ -22,7 +22,11 @@ GUNICORN = Path(sys.executable).parent / "gunicorn"
 
 def production_env(tmp_path: Path, **extra: str) -> dict:
     """What README's Production section sets, on a SQLite file of the test's own."""
-    env = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY"}}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DEBUG", "SECRET_KEY", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    }
     env.pop("DATABASE_URL", None)
     env.update(
         DJANGO_SETTINGS_MODULE="config.settings",
