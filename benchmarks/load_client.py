@@ -184,8 +184,8 @@ def annotate(who: Annotator, think: tuple[float, float], until: float) -> None:
 
 def trivial_url(base: str) -> str:
     try:
-        if requests.get(base + "/healthz/", timeout=10).status_code == 200:
-            return "/healthz/"
+        if requests.get(base + "/healthz", timeout=10).status_code == 200:
+            return "/healthz"
     except requests.RequestException:
         pass
     return "/accounts/login/"

@@ -20,7 +20,7 @@ X-CSRFToken header of base.html, the labels form's fields as labels.js posts the
   card htmx  `p` then `n`: the previous card's partial and back (one card in five);
   label      the labels form's submit (0-2 types, or no smell), answered with the next card.
 realistic: --users annotators, a card every --think seconds (uniform); a sampler asks the
-trivial view (/healthz/ if the server has it, else the login page's GET) twice a second.
+trivial view (/healthz if the server has it, else the login page's GET) twice a second.
 stress: --threads annotators, no think time; then the same threads on the trivial view alone.
 
 It prints p50, p95 and p99 per request kind, the throughput per core, the ratio to the trivial
