@@ -3,7 +3,7 @@ DEBUG on at import unless the environment says otherwise (the development key; n
 redirect, no Secure cookies over the test client's plain HTTP). pytest-django still runs each
 test with DEBUG off. A process a test starts inherits this module and DEBUG=1 unless its
 environment says otherwise; the production settings are tested in processes started with the
-production environment (tests/access/test_production_settings.py)."""
+production environment (tests/security/test_production_settings.py)."""
 
 import os
 
