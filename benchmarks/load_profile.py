@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import os
 import pstats
 import statistics
 import time
@@ -25,6 +26,8 @@ def main() -> None:
     parser.add_argument("--user", default="g05a")
     parser.add_argument("--top", type=int, default=25)
     args = parser.parse_args()
+    # the test client's host (settings read ALLOWED_HOSTS from the environment)
+    os.environ.setdefault("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
     _django()
     from django.contrib.auth import get_user_model
     from django.db import connection
