@@ -17,7 +17,10 @@ import pstats
 import statistics
 import time
 
-from card_keys_bench import QueryTimer, _django
+from pathlib import Path
+
+from card_keys_bench import QueryTimer, _django, backend_env
+from load_test import DATA_DIR
 
 
 def main() -> None:
@@ -25,9 +28,12 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=20)
     parser.add_argument("--user", default="g05a")
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--no-profile", action="store_true", help="times only (cProfile slows)")
     args = parser.parse_args()
-    # the test client's host (settings read ALLOWED_HOSTS from the environment)
-    os.environ.setdefault("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
+    # the server's environment as load_test.py starts it (production settings, DEBUG off);
+    # the settings read it at import
+    data_dir = Path(os.environ.get("CARDSORT_DATA_DIR", DATA_DIR))
+    os.environ.update(backend_env(os.environ.get("DATABASE_URL"), data_dir))
     _django()
     from django.contrib.auth import get_user_model
     from django.db import connection
@@ -51,13 +57,13 @@ def main() -> None:
     }
     profiler = cProfile.Profile()
     stats: dict[str, list] = {k: [] for k in kinds}
-    where: dict[str, dict[str, int]] = {k: {} for k in kinds}
+    where: dict[str, dict[str, list]] = {k: {} for k in kinds}  # line: [queries, ms]
     for i, turn_id in enumerate(ids[: args.n + 2]):
         url = reverse("card", args=[study.slug, turn_id])
         for kind, call in kinds.items():
             timer = QueryTimer()
             with connection.execute_wrapper(timer):
-                if i >= 2:
+                if i >= 2 and not args.no_profile:
                     profiler.enable()
                 started = time.perf_counter()
                 response = call(url)
@@ -67,15 +73,20 @@ def main() -> None:
             if i < 2:
                 continue
             stats[kind].append((ms, len(timer.queries), sum(q[2] for q in timer.queries)))
-            for line, _sql, _ms in timer.queries:
-                where[kind][line] = where[kind].get(line, 0) + 1
+            for line, _sql, q_ms in timer.queries:
+                seen = where[kind].setdefault(line, [0, 0.0])
+                seen[0] += 1
+                seen[1] += q_ms
     n = args.n
     for kind, rows in stats.items():
         ms = statistics.median(r[0] for r in rows)
         print(f"{kind}: {ms:.1f} ms p50, {max(r[1] for r in rows)} queries, ", end="")
         print(f"{statistics.median(r[2] for r in rows):.1f} ms in SQL")
-        for line, count in sorted(where[kind].items(), key=lambda kv: -kv[1]):
-            print(f"    {count / n:5.1f}  {line}")
+        print("    queries  ms  (per request, by the app's line that ran them)")
+        for line, (count, q_ms) in sorted(where[kind].items(), key=lambda kv: -kv[1][1]):
+            print(f"    {count / n:5.1f} {q_ms / n:5.1f}  {line}")
+    if args.no_profile:
+        return
     out = io.StringIO()
     stats_ = pstats.Stats(profiler, stream=out)
     # the app's own functions by cumulative time, then every function by its own time

@@ -4,7 +4,7 @@ a whole page, or as its #card partial for htmx requests (submit, next, previous)
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.db.models import Exists, OuterRef, Q, Sum
+from django.db.models import Exists, OuterRef, Sum
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -26,14 +26,13 @@ from ..models import (
     CardSkip,
     CardState,
     CardStatus,
-    Conversation,
     Role,
     RoundClosed,
     SkipKind,
     Study,
     Turn,
 )
-from ..opensort import tagging
+from ..position import position
 from . import feedback, opensort_tags
 from .jobs import jobs_panel_context
 from .nav import filter_my_cards, studies_progress, to_discuss_count
@@ -324,37 +323,22 @@ def _ticks(user, turn: Turn, types: list, form, mine, card_status: str) -> dict:
     return {"checked": checked, "suggested": suggested, "no_smell": no_smell}
 
 
-def _progress(study: Study, user, before: Turn | None = None) -> dict:
-    """My round-1 labels (or open-sort tag sets) and my cards in the study (with `before`:
-    also the cards before that one). Counted over my conversations (their turn counts) and
-    my labels, not over every card: a card page must cost the same with 500 cards or
-    50,000."""
-    mine = Conversation.objects.filter(study=study, assignments__group__annotators=user)
-    earlier = Q(id__lt=before.conversation_id if before else 0)
-    counts = mine.aggregate(
-        total=Coalesce(Sum("n_turns"), 0), before=Coalesce(Sum("n_turns", filter=earlier), 0)
-    )
-    # my round-1 labels on my conversations (not those I gave as a judge of another group),
-    # matched by conversation id: far fewer than the cards
-    done = Annotation.objects.filter(
-        annotator=user, round=1, is_current=True, turn__conversation_id__in=mine.values("id")
-    ).count()
-    # and the cards I tagged in an open sort (not yet labels: the freeze makes them so)
-    tagged = tagging.tagged_without_labels(user)
-    done += tagged.filter(turn__conversation_id__in=mine.values("id")).count()
-    return {"done": done, **counts}
+def _progress(study: Study, user) -> dict:
+    """My round-1 labels (or open-sort tag sets) and my cards in the study: counted over my
+    conversations and my labels, not over every card (annotation/position.py)."""
+    progress = position(study, user)
+    return {"done": progress.done, "total": progress.total}
 
 
 def _position(study: Study, user, turn: Turn) -> dict:
     """Where the card stands among the user's cards: progress, its place, its neighbours."""
-    cards = Turn.objects.for_annotator(study, user)
-    progress = _progress(study, user, before=turn)
+    at = position(study, user, turn)
     return {
-        "done": progress["done"],
-        "total": progress["total"],
-        "position": progress["before"] + turn.index,
-        "prev_id": cards.before_in_queue(turn).values_list("pk", flat=True).last(),
-        "next_id": cards.after(turn).values_list("pk", flat=True).first(),
+        "done": at.done,
+        "total": at.total,
+        "position": at.before + turn.index,
+        "prev_id": at.prev_id,
+        "next_id": at.next_id,
     }
 
 

@@ -1,0 +1,95 @@
+"""Where a card stands for its annotator, in one SQL statement: my progress (cards I have
+labelled, or tagged in an open sort, of all my cards), the card's place among my cards and
+its neighbours (Back and Next). Every card page asks it, and every label submit for the next
+card. As five ORM queries it cost about a third of the card's time on PostgreSQL, most of it
+in building and planning the queries rather than running them
+(benchmarks/load_profile.py). SQLite and PostgreSQL alike.
+
+"My cards" are the turns of the conversations assigned to the groups I annotate in, in the
+study (TurnQuerySet.for_annotator says the same in the ORM; tests/perf/test_position.py
+holds the two together). I sit in one group only of those sharing a conversation
+(Group.check_seat), so a join through the assignments gives one row per card."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import connection
+
+from .models import Annotation, Assignment, Conversation, Group, TagSet, Turn
+
+# seat: the groups I annotate in, in the study; mine: their conversations in the study
+_WITH = """
+WITH seat AS (
+    SELECT ga.group_id FROM {group_annotators} ga JOIN {group} g ON g.id = ga.group_id
+    WHERE ga.user_id = %(user)s AND g.study_id = %(study)s
+), mine AS (
+    SELECT c.id, c.n_turns FROM {conversation} c
+    JOIN {assignment} a ON a.conversation_id = c.id
+    WHERE c.study_id = %(study)s AND a.group_id IN (SELECT group_id FROM seat)
+)"""
+
+# my cards, joined from a turn `t` (one row per card)
+_ON_MINE = """JOIN {assignment} am ON am.conversation_id = t.conversation_id
+    AND am.group_id IN (SELECT group_id FROM seat)"""
+
+_LABELLED = """SELECT 1 FROM {annotation} x WHERE x.turn_id = {turn_id}
+    AND x.annotator_id = %(user)s AND x.round = 1 AND x.is_current = %(true)s"""
+
+_PROGRESS = """
+    (SELECT COALESCE(SUM(n_turns), 0) FROM mine) AS total,
+    (SELECT COALESCE(SUM(n_turns), 0) FROM mine WHERE id < %(conversation)s) AS before,
+    (SELECT COUNT(*) FROM {annotation} an JOIN {turn} t ON t.id = an.turn_id {on_mine}
+        WHERE an.annotator_id = %(user)s AND an.round = 1 AND an.is_current = %(true)s)
+    + (SELECT COUNT(*) FROM {tag_set} ts JOIN {turn} t ON t.id = ts.turn_id {on_mine}
+        WHERE ts.annotator_id = %(user)s AND NOT EXISTS ({tagged_labelled})) AS done"""
+
+_NEIGHBOURS = """,
+    (SELECT t.id FROM {turn} t {on_mine}
+        WHERE t.conversation_id <= %(conversation)s
+        AND (t.conversation_id < %(conversation)s OR t."index" < %(index)s)
+        ORDER BY t.conversation_id DESC, t."index" DESC LIMIT 1) AS prev_id,
+    (SELECT t.id FROM {turn} t {on_mine}
+        WHERE t.conversation_id >= %(conversation)s
+        AND (t.conversation_id > %(conversation)s OR t."index" > %(index)s)
+        ORDER BY t.conversation_id, t."index" LIMIT 1) AS next_id"""
+
+
+@dataclass(frozen=True)
+class Position:
+    total: int  # my cards
+    before: int  # my cards in the conversations before the card's
+    done: int  # my cards with my round-1 label (or, in an open sort, my tag set)
+    prev_id: int | None = None
+    next_id: int | None = None
+
+
+def _sql(neighbours: bool) -> str:
+    tables = {
+        "group_annotators": Group.annotators.through._meta.db_table,
+        "group": Group._meta.db_table,
+        "conversation": Conversation._meta.db_table,
+        "assignment": Assignment._meta.db_table,
+        "annotation": Annotation._meta.db_table,
+        "tag_set": TagSet._meta.db_table,
+        "turn": Turn._meta.db_table,
+    }
+    quoted = {k: connection.ops.quote_name(v) for k, v in tables.items()}
+    on_mine = _ON_MINE.format(**quoted)
+    labelled = _LABELLED.format(turn_id="ts.turn_id", **quoted)
+    columns = _PROGRESS.format(on_mine=on_mine, tagged_labelled=labelled, **quoted)
+    if neighbours:
+        columns += _NEIGHBOURS.format(on_mine=on_mine, **quoted)
+    return _WITH.format(**quoted) + "\nSELECT" + columns
+
+
+def position(study, user, turn: Turn | None = None) -> Position:
+    """My progress in `study`; with `turn`, also its place (`before`: my cards in the
+    conversations before its own) and my cards before and after it."""
+    params = {"user": user.pk, "study": study.pk, "true": True}
+    params["conversation"] = turn.conversation_id if turn else 0
+    params["index"] = turn.index if turn else 0
+    with connection.cursor() as cursor:
+        cursor.execute(_sql(neighbours=turn is not None), params)
+        row = cursor.fetchone()
+    return Position(*row)  # the columns in the order of the fields
