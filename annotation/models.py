@@ -441,13 +441,6 @@ class Assignment(models.Model):
         return f"{self.conversation_id} -> {self.group_id}"
 
 
-def seats(study: Study, user) -> models.QuerySet:
-    """The ids of the groups `user` annotates in, in `study`, as a subquery. Filtering on it
-    spares the database two joins (the group and its annotators) in the queries on every
-    card page: on PostgreSQL, planning them took longer than running them."""
-    return Group.annotators.through.objects.filter(user=user, group__study=study).values("group_id")
-
-
 class TurnQuerySet(models.QuerySet):
     def visible(self):
         """The turns of visible conversations (ConversationQuerySet.visible)."""
@@ -457,8 +450,10 @@ class TurnQuerySet(models.QuerySet):
         """The cards `user` annotates in `study`: every turn of their groups' conversations."""
         # one row per turn: an annotator sits in one group only of those sharing a
         # conversation (Group.check_seat)
+        # (through the group's annotators, not `group_id IN (my groups)`: SQLite then walked
+        # the study's every turn, 64 ms instead of 5 for the next card of 5,554)
         return self.filter(
-            conversation__study=study, conversation__assignments__group_id__in=seats(study, user)
+            conversation__study=study, conversation__assignments__group__annotators=user
         ).order_by("conversation_id", "index")
 
     def annotated_by(self, user, round: int = 1):

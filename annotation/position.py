@@ -18,15 +18,17 @@ from django.db import connection
 
 from .models import Annotation, Assignment, Conversation, Group, TagSet, Turn
 
-# seat: the groups I annotate in, in the study; mine: their conversations in the study
+# seat: the groups I annotate in, in the study; mine: their conversations in the study. The
+# CROSS JOINs keep SQLite's join order (from my groups to their assignments, not from the
+# study's every conversation); PostgreSQL plans them as inner joins.
 _WITH = """
 WITH seat AS (
     SELECT ga.group_id FROM {group_annotators} ga JOIN {group} g ON g.id = ga.group_id
     WHERE ga.user_id = %(user)s AND g.study_id = %(study)s
 ), mine AS (
-    SELECT c.id, c.n_turns FROM {conversation} c
-    JOIN {assignment} a ON a.conversation_id = c.id
-    WHERE c.study_id = %(study)s AND a.group_id IN (SELECT group_id FROM seat)
+    SELECT c.id, c.n_turns FROM seat s
+    CROSS JOIN {assignment} a CROSS JOIN {conversation} c
+    WHERE a.group_id = s.group_id AND c.id = a.conversation_id AND c.study_id = %(study)s
 )"""
 
 # my cards, joined from a turn `t` (one row per card)
@@ -44,15 +46,21 @@ _PROGRESS = """
     + (SELECT COUNT(*) FROM {tag_set} ts JOIN {turn} t ON t.id = ts.turn_id {on_mine}
         WHERE ts.annotator_id = %(user)s AND NOT EXISTS ({tagged_labelled})) AS done"""
 
-_NEIGHBOURS = """,
-    (SELECT t.id FROM {turn} t {on_mine}
-        WHERE t.conversation_id <= %(conversation)s
-        AND (t.conversation_id < %(conversation)s OR t."index" < %(index)s)
-        ORDER BY t.conversation_id DESC, t."index" DESC LIMIT 1) AS prev_id,
-    (SELECT t.id FROM {turn} t {on_mine}
-        WHERE t.conversation_id >= %(conversation)s
-        AND (t.conversation_id > %(conversation)s OR t."index" > %(index)s)
-        ORDER BY t.conversation_id, t."index" LIMIT 1) AS next_id"""
+# Back and Next: the card's neighbour in its own conversation (mine), else the last (first)
+# card of my nearest conversation before (after) it that has cards, walked along the
+# assignments' (group, conversation) index: a few rows read, however many cards I have
+_NEIGHBOUR = """COALESCE(
+        (SELECT t.id FROM {turn} t
+            WHERE t.conversation_id = %(conversation)s AND t."index" {cmp} %(index)s
+            ORDER BY t."index" {order} LIMIT 1),
+        (SELECT t.id FROM {turn} t WHERE t.conversation_id = (
+            SELECT a.conversation_id FROM seat s
+            CROSS JOIN {assignment} a CROSS JOIN {conversation} c
+            WHERE a.group_id = s.group_id AND a.conversation_id {cmp} %(conversation)s
+                AND c.id = a.conversation_id AND c.study_id = %(study)s
+                AND EXISTS (SELECT 1 FROM {turn} u WHERE u.conversation_id = a.conversation_id)
+            ORDER BY a.conversation_id {order} LIMIT 1)
+        ORDER BY t."index" {order} LIMIT 1))"""
 
 
 @dataclass(frozen=True)
@@ -79,13 +87,15 @@ def _sql(neighbours: bool) -> str:
     labelled = _LABELLED.format(turn_id="ts.turn_id", **quoted)
     columns = _PROGRESS.format(on_mine=on_mine, tagged_labelled=labelled, **quoted)
     if neighbours:
-        columns += _NEIGHBOURS.format(on_mine=on_mine, **quoted)
+        prev_id = _NEIGHBOUR.format(cmp="<", order="DESC", **quoted)
+        next_id = _NEIGHBOUR.format(cmp=">", order="ASC", **quoted)
+        columns += f",\n    {prev_id} AS prev_id,\n    {next_id} AS next_id"
     return _WITH.format(**quoted) + "\nSELECT" + columns
 
 
 def position(study, user, turn: Turn | None = None) -> Position:
-    """My progress in `study`; with `turn`, also its place (`before`: my cards in the
-    conversations before its own) and my cards before and after it."""
+    """My progress in `study`; with `turn` (one of my cards), also its place (`before`: my
+    cards in the conversations before its own) and my cards before and after it."""
     params = {"user": user.pk, "study": study.pk, "true": True}
     params["conversation"] = turn.conversation_id if turn else 0
     params["index"] = turn.index if turn else 0

@@ -90,7 +90,7 @@ def test_position_says_what_the_rule_says(db, shares, acts, at):
             c = make_conversation(study, f"c{i}", n_turns=n_turns)
             for name in share:
                 Assignment.objects.create(conversation=c, group=groups[name])
-        turns = list(Turn.objects.order_by("pk"))
+        turns = list(Turn.objects.order_by("pk"))  # every turn: labels and tags go anywhere
         for n, who, what in acts:
             turn = turns[n % len(turns)]
             user = me if who == "me" else bob
@@ -101,12 +101,15 @@ def test_position_says_what_the_rule_says(db, shares, acts, at):
             Annotation.record(turn=turn, annotator=user, types=[], round=round)
             if what == "revise":
                 Annotation.record(turn=turn, annotator=user, types=[], round=1, note="again")
-        turn = turns[at % len(turns)]
-        got = position(study, me, turn)
-        want = expected(study, me, turn)
-        assert got.__dict__ == want
-        ids = list(Turn.objects.for_annotator(study, me).values_list("pk", flat=True))
-        assert len(ids) == got.total
         progress = position(study, me)
-        assert (progress.total, progress.done, progress.before) == (got.total, got.done, 0)
+        ids = list(Turn.objects.for_annotator(study, me).values_list("pk", flat=True))
+        assert progress.total == len(ids)
+        # a card of mine (the card pages ask for no other)
+        if ids:
+            turn = Turn.objects.get(pk=ids[at % len(ids)])
+            got = position(study, me, turn)
+            assert got.__dict__ == expected(study, me, turn)
+            assert (progress.total, progress.done, progress.before) == (got.total, got.done, 0)
+        else:
+            assert (progress.total, progress.done) == (0, 0)
         transaction.set_rollback(True)
