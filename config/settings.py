@@ -40,6 +40,7 @@ ALLOWED_HOSTS = [h for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost
 CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 
 INSTALLED_APPS = [
+    "config",  # first: its runserver (config/management/commands) comes before whitenoise's
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
