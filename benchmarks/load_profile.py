@@ -16,7 +16,6 @@ import os
 import pstats
 import statistics
 import time
-
 from pathlib import Path
 
 from card_keys_bench import QueryTimer, _django, backend_env
