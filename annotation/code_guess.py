@@ -146,6 +146,11 @@ _SEMICOLON = re.compile(r";[ \t]*$", re.M)
 _C_FAMILY = {"javascript", "java", "csharp", "cpp", "c", "php"}
 
 
+def languages() -> list[str]:
+    """The Pygments aliases a guess may give."""
+    return [*_COMPILED, "json"]
+
+
 @lru_cache(maxsize=1024)
 def guess_language(code: str) -> str:
     """The Pygments alias of the block's likely language, or "" (plain text)."""
