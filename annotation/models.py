@@ -662,7 +662,7 @@ class Annotation(models.Model):
                         source=source,
                         **(span.fields() if span else {}),
                     )
-                    annotation.types.set(types)
+                    annotation.types.add(*types)  # a new row: set() would read its types first
                 return annotation
             except IntegrityError:
                 if attempt == 2:
@@ -999,7 +999,7 @@ class Consensus(Decision):
             taxonomy_version=state.group.study.taxonomy_version,
             **fields,
         )
-        consensus.types.set(types)
+        consensus.types.add(*types)  # a new row: set() would read its types first
         return consensus
 
 

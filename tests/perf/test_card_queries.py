@@ -18,7 +18,7 @@ from tests.factories import label, make_conversation, make_group
 
 pytestmark = pytest.mark.django_db
 
-CARD, CONTEXT, LABEL = 12, 7, 26
+CARD, CONTEXT, LABEL = 12, 7, 25
 CONTROL = ("BEGIN", "SAVEPOINT", "RELEASE", "COMMIT", "ROLLBACK")
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
