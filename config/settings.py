@@ -196,6 +196,23 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
+# The cache, where the API's throttles count requests: with CACHE_URL (redis://host:port/db,
+# production: docker-compose.yml) one Redis shared by every process, so a rate is the rate
+# whatever gunicorn worker answers; without it each process's own memory (the embedded run:
+# one web process).
+CACHE_URL = os.environ.get("CACHE_URL", "")
+if CACHE_URL:
+    if not CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
+        raise ImproperlyConfigured(
+            f"CACHE_URL must name a Redis server (redis://host:6379/1), not {CACHE_URL!r}"
+        )
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": CACHE_URL,
+        }
+    }
+
 # Celery. With no CELERY_BROKER_URL the broker is a folder on disk (no server to install);
 # the embedded `make run` starts a worker beside the web server.
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")

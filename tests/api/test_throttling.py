@@ -4,7 +4,13 @@ keep their own count."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
+import redis
+from django.conf import settings
 from rest_framework.throttling import UserRateThrottle
 
 from annotation.models import Role
@@ -32,3 +38,67 @@ def test_the_rates_come_from_the_settings(settings):
     rates = settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
     assert set(rates) == {"anon", "user"}
     assert UserRateThrottle().parse_rate(rates["user"])[0] > 0
+
+
+# --- shared by every process with CACHE_URL (production runs several gunicorn workers) ------
+
+THROTTLE_IN_A_PROCESS = """
+import sys
+from types import SimpleNamespace
+import django
+django.setup()
+from rest_framework.request import Request
+from rest_framework.test import APIRequestFactory
+from rest_framework.throttling import UserRateThrottle
+from django.conf import settings
+assert settings.CACHES["default"]["BACKEND"].endswith("RedisCache"), settings.CACHES
+request = Request(APIRequestFactory().get("/api/studies/"))
+request.user = SimpleNamespace(pk=424242, is_authenticated=True)
+answers = []
+for _ in range(int(sys.argv[1])):
+    throttle = UserRateThrottle()
+    throttle.rate = "3/minute"
+    throttle.num_requests, throttle.duration = throttle.parse_rate(throttle.rate)
+    answers.append(throttle.allow_request(request, None))
+print(answers)
+"""
+
+
+def in_a_process(url: str, requests: int) -> str:
+    env = dict(os.environ, CACHE_URL=url, DJANGO_SETTINGS_MODULE="config.settings", DEBUG="1")
+    out = subprocess.run(
+        [sys.executable, "-c", THROTTLE_IN_A_PROCESS, str(requests)],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+def test_with_cache_url_every_process_counts_against_the_same_rate():
+    url = "redis://127.0.0.1:6379/14"  # the machine's Redis (CI starts it); a db of its own
+    redis.Redis.from_url(url).flushdb()
+    try:
+        # two gunicorn workers: the first answers three requests, the second the fourth
+        assert in_a_process(url, 3) == "[True, True, True]"
+        assert in_a_process(url, 1) == "[False]"
+    finally:
+        redis.Redis.from_url(url).flushdb()
+
+
+def test_cache_url_must_name_a_redis_server():
+    env = dict(os.environ, CACHE_URL="memcached://x", DJANGO_SETTINGS_MODULE="config.settings")
+    env["DEBUG"] = "1"
+    out = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode != 0
+    assert "CACHE_URL must name a Redis server" in out.stderr
