@@ -5,6 +5,7 @@ keep their own count."""
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import sys
 
@@ -53,7 +54,7 @@ from rest_framework.throttling import UserRateThrottle
 from django.conf import settings
 assert settings.CACHES["default"]["BACKEND"].endswith("RedisCache"), settings.CACHES
 request = Request(APIRequestFactory().get("/api/studies/"))
-request.user = SimpleNamespace(pk=424242, is_authenticated=True)
+request.user = SimpleNamespace(pk=int(sys.argv[2]), is_authenticated=True)
 answers = []
 for _ in range(int(sys.argv[1])):
     throttle = UserRateThrottle()
@@ -64,10 +65,10 @@ print(answers)
 """
 
 
-def in_a_process(url: str, requests: int) -> str:
+def in_a_process(url: str, requests: int, user: int) -> str:
     env = dict(os.environ, CACHE_URL=url, DJANGO_SETTINGS_MODULE="config.settings", DEBUG="1")
     out = subprocess.run(
-        [sys.executable, "-c", THROTTLE_IN_A_PROCESS, str(requests)],
+        [sys.executable, "-c", THROTTLE_IN_A_PROCESS, str(requests), str(user)],
         cwd=settings.BASE_DIR,
         env=env,
         capture_output=True,
@@ -79,14 +80,17 @@ def in_a_process(url: str, requests: int) -> str:
 
 
 def test_with_cache_url_every_process_counts_against_the_same_rate():
-    url = "redis://127.0.0.1:6379/14"  # the machine's Redis (CI starts it); a db of its own
-    redis.Redis.from_url(url).flushdb()
+    # the machine's Redis (CI starts it); a user id no other run uses, its count removed after
+    url = "redis://127.0.0.1:6379/13"
+    user = random.randrange(10**9, 2 * 10**9)
     try:
         # two gunicorn workers: the first answers three requests, the second the fourth
-        assert in_a_process(url, 3) == "[True, True, True]"
-        assert in_a_process(url, 1) == "[False]"
+        assert in_a_process(url, 3, user) == "[True, True, True]"
+        assert in_a_process(url, 1, user) == "[False]"
     finally:
-        redis.Redis.from_url(url).flushdb()
+        keys = redis.Redis.from_url(url).keys(f"*throttle_user_{user}*")
+        if keys:
+            redis.Redis.from_url(url).delete(*keys)
 
 
 def test_cache_url_must_name_a_redis_server():
