@@ -273,6 +273,11 @@ AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_LOCKOUT_CALLABLE = "config.lockout.lockout_response"
 LOGIN_PROXY_COUNT = env_int("LOGIN_PROXY_COUNT", 0)
 AXES_CLIENT_IP_CALLABLE = "config.lockout.client_address"
+# Password reset requests an hour: from one address (past it, 429) and mails to one email
+# address (past it, the same "check your email" page and no mail): annotation/accounts/
+# reset_limits.py
+PASSWORD_RESET_PER_ADDRESS = env_int("PASSWORD_RESET_PER_ADDRESS", 20)
+PASSWORD_RESET_PER_EMAIL = env_int("PASSWORD_RESET_PER_EMAIL", 3)
 
 # Content-Security-Policy on every answer (django-csp): scripts, styles, images and requests
 # from this site only; no inline script, no inline style, no eval (htmx's eval features are

@@ -6,7 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from annotation.accounts.forms import ResetForm
+from annotation.accounts.reset_limits import ResetView
 from annotation.views import invitation
 
 # The schema answers a logged-in user or a token (SPECTACULAR_SETTINGS' SERVE_PERMISSIONS),
@@ -15,12 +15,13 @@ api_docs = SpectacularSwaggerSplitView.as_view(
     url_name="api-schema", template_name="api/swagger_ui.html"
 )
 
-# Accounts without the admin: password reset (Django's views, the app's templates) and the
-# invitation's set-password link (annotation/accounts/)
+# Accounts without the admin: password reset (Django's views, the app's templates; asking for
+# a reset is rate-limited, annotation/accounts/reset_limits.py) and the invitation's
+# set-password link (annotation/accounts/)
 accounts = [
     path(
         "password-reset/",
-        auth_views.PasswordResetView.as_view(form_class=ResetForm),
+        ResetView.as_view(),
         name="password_reset",
     ),
     path(

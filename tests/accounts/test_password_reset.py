@@ -61,3 +61,59 @@ def test_an_invited_account_without_a_password_may_reset(client):
     form_page = client.get(link, follow=True)
     client.post(form_page.redirect_chain[-1][0], NEW)
     assert Client().login(username="dana", password="a-new-secret-9")
+
+
+# --- asking for a reset is rate-limited (annotation/accounts/reset_limits.py) ---------------
+
+
+def test_one_email_address_gets_a_few_mails_an_hour_and_the_page_says_the_same(
+    client, alice, bob, settings
+):
+    settings.PASSWORD_RESET_PER_EMAIL = 3
+    get_user_model().objects.filter(pk=alice.pk).update(email="alice@lab.org")
+    pages = [
+        client.post(reverse("password_reset"), {"email": "alice@lab.org"}, follow=True)
+        for _ in range(5)
+    ]
+    assert len(mail.outbox) == 3
+    # the fourth and fifth look like any other: nothing tells whether the address has an
+    # account or was refused
+    assert all("Check your email" in p.content.decode() for p in pages)
+    assert {p.status_code for p in pages} == {200}
+    client.post(reverse("password_reset"), {"email": "ALICE@lab.org"})
+    assert len(mail.outbox) == 3  # the same address in other letters counts too
+    # another member's mail still goes
+    get_user_model().objects.filter(pk=bob.pk).update(email="bob@lab.org")
+    client.post(reverse("password_reset"), {"email": "bob@lab.org"})
+    assert [m.to for m in mail.outbox[3:]] == [["bob@lab.org"]]
+
+
+def test_one_address_asking_too_often_gets_429_and_no_mail(client, alice, bob, settings):
+    settings.PASSWORD_RESET_PER_ADDRESS = 4
+    get_user_model().objects.filter(pk=bob.pk).update(email="bob@lab.org")
+    for i in range(4):
+        client.post(reverse("password_reset"), {"email": f"someone{i}@lab.org"})
+    refused = client.post(reverse("password_reset"), {"email": "bob@lab.org"})
+    assert refused.status_code == 429
+    assert 0 < int(refused["Retry-After"]) <= 3600
+    body = refused.content.decode()
+    assert "Too many reset requests" in body and "no mail was sent" in body
+    assert mail.outbox == []
+    # another address is not held back
+    other = Client(REMOTE_ADDR="10.9.8.7")
+    assert other.post(reverse("password_reset"), {"email": "bob@lab.org"}).status_code == 302
+    assert len(mail.outbox) == 1
+
+
+def test_behind_a_proxy_the_clients_address_is_counted(client, bob, settings):
+    settings.PASSWORD_RESET_PER_ADDRESS = 2
+    settings.LOGIN_PROXY_COUNT = 1
+    get_user_model().objects.filter(pk=bob.pk).update(email="bob@lab.org")
+    first = Client(REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR="203.0.113.5")
+    for _ in range(2):
+        assert first.post(reverse("password_reset"), {"email": "x@lab.org"}).status_code == 302
+    assert first.post(reverse("password_reset"), {"email": "x@lab.org"}).status_code == 429
+    # the same proxy, another client
+    second = Client(REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR="203.0.113.6")
+    assert second.post(reverse("password_reset"), {"email": "bob@lab.org"}).status_code == 302
+    assert len(mail.outbox) == 1
