@@ -44,7 +44,7 @@ from ..models import (
     NotDecidable,
     Role,
 )
-from ..views.discussion import _comments, _group_annotations
+from ..views.discussion import card_comments, group_annotations
 from .common import page_of, paginate, read_query, responses
 from .outputs import (
     ConsensusInputSerializer,
@@ -114,13 +114,13 @@ def discussion(request: Request, slug: str, turn_id: int) -> Response:
     group_id = read_query(request, DiscussionQuerySerializer).get("group")
     card = get_card_for_discussion(request.user, study, role, turn_id, group_id)
     card.annotations = list(
-        _group_annotations(card)
+        group_annotations(card)
         .exclude(round1_hidden_q(request.user, study))
         .select_related("annotator", "evidence_turn")
         .prefetch_related("types")
         .order_by("round", "id")
     )
-    card.comments = list(_comments(card))
+    card.comments = list(card_comments(card))
     card.consensus = (
         Consensus.objects.current()
         .filter(turn=card.turn, group=card.group)

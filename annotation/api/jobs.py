@@ -22,7 +22,7 @@ from ..exports import may_download
 from ..models import Job, JobKind, JobStatus
 from ..tasks import reap_lost_jobs, run_export
 from ..uploads import too_large
-from ..views.jobs import NOT_BLIND_FOR_YOU, _result_path, enqueue
+from ..views.jobs import NOT_BLIND_FOR_YOU, enqueue, result_path
 from ..views.lead import start_label_import
 from .common import job_url, page_of, paginate, read_query, responses
 from .outputs import ExportInputSerializer, JobsQuerySerializer
@@ -140,7 +140,7 @@ def download(request: Request, slug: str, job_id: int) -> FileResponse:
         name = None
     else:
         raise NotFound("This job has no file to download")
-    path = _result_path(found)
+    path = result_path(found)
     name = name or path.name
     response = FileResponse(path.open("rb"), as_attachment=True, filename=name)
     response["Content-Type"] = MEDIA_TYPES.get(name.rsplit(".", 1)[-1], "text/plain")

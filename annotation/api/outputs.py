@@ -10,7 +10,7 @@ from rest_framework import serializers
 from ..exports import EXPORT_FORMATS
 from ..models import CardStatus, JobKind, JobStatus, ProposalStatus
 from .common import ClosedSerializer, PageQuerySerializer, StrictBooleanField, StrictCharField
-from .serializers import MyAnnotationOutputSerializer, _codes
+from .serializers import MyAnnotationOutputSerializer, codes_of
 
 # -- query parameters ------------------------------------------------------------------------
 
@@ -172,7 +172,7 @@ class ConsensusOutputSerializer(serializers.Serializer):
     rationale = serializers.CharField()
 
     def get_labels(self, consensus) -> list[str]:
-        return _codes(consensus)
+        return codes_of(consensus)
 
 
 class DiscussionOutputSerializer(serializers.Serializer):

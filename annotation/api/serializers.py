@@ -83,7 +83,7 @@ class CardOutputSerializer(serializers.Serializer):
     )
 
 
-def _codes(annotation) -> list[str]:
+def codes_of(annotation) -> list[str]:
     # `types` is prefetched by the views; .all() keeps it to no query per row
     return [t.code for t in annotation.types.all()]
 
@@ -112,7 +112,7 @@ class MyAnnotationOutputSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
     def get_labels(self, annotation) -> list[str]:
-        return _codes(annotation)
+        return codes_of(annotation)
 
     @extend_schema_field(EvidenceSpanInputSerializer(allow_null=True))
     def get_evidence_span(self, annotation) -> dict | None:

@@ -242,7 +242,7 @@ def comment(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
             )
     sent = "" if error else feedback.comment_sent(card.round)
     if request.htmx:
-        ctx = {"study": study, "card": card, "comments": _comments(card), "comment_sent": sent}
+        ctx = {"study": study, "card": card, "comments": card_comments(card), "comment_sent": sent}
         ctx.update(comment_error=error, comment_text=text if error else "")
         return render(request, "annotation/discussion/_thread.html", ctx, status=http)
     if not error:
@@ -303,7 +303,7 @@ def card_timeline(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse
     card = _card(request, study, role, turn_id)
     turn = card.turn
     annotations = (
-        _group_annotations(card)
+        group_annotations(card)
         .exclude(round1_hidden_q(request.user, study))
         .select_related("annotator")
         .prefetch_related("types")
@@ -315,7 +315,7 @@ def card_timeline(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse
     )
     events = chain(
         (("annotation", a.created_at, a) for a in annotations),
-        (("comment", c.created_at, c) for c in _comments(card)),
+        (("comment", c.created_at, c) for c in card_comments(card)),
         (("consensus", c.decided_at, c) for c in consensus),
         _proposal_events(_proposals(turn)),
     )
@@ -363,7 +363,7 @@ def _render_discussion(
 ) -> HttpResponse:
     types = study.taxonomy_version.type_list()
     annotations = list(
-        _group_annotations(card)
+        group_annotations(card)
         .exclude(round1_hidden_q(request.user, study))
         .select_related("annotator")
         .prefetch_related("types")
@@ -378,7 +378,7 @@ def _render_discussion(
         **_turn_context(study, card),
         "types": types,
         "rounds": _rounds(annotations, annotators, card),
-        "comments": _comments(card),
+        "comments": card_comments(card),
         "consensus": _consensus(card),
         "form": form,
         "mine": mine,
@@ -459,12 +459,12 @@ def _latest_of(annotations: list[Annotation], user, round: int) -> Annotation | 
     return max(mine, key=lambda a: a.round, default=None)
 
 
-def _comments(card: DiscussionCard):
+def card_comments(card: DiscussionCard):
     """The group's thread on the card (groups sharing a card discuss apart)."""
     return Comment.objects.filter(turn=card.turn, group=card.group).select_related("author")
 
 
-def _group_annotations(card: DiscussionCard):
+def group_annotations(card: DiscussionCard):
     """The card's labels as the group sees them: everyone's but those of people who label it
     in another group sharing the card (their round 1 is theirs to keep blind)."""
     others = Group.objects.filter(assignments__conversation_id=card.turn.conversation_id).exclude(

@@ -189,11 +189,11 @@ def job_download(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
         raise Http404("This job has no file to download")
     if not may_download(request.user, study, job.result):
         return HttpResponseForbidden(NOT_BLIND_FOR_YOU, content_type="text/plain; charset=utf-8")
-    path = _result_path(job)
+    path = result_path(job)
     return FileResponse(path.open("rb"), as_attachment=True, filename=path.name)
 
 
-def _result_path(job: Job) -> Path:
+def result_path(job: Job) -> Path:
     media = Path(settings.MEDIA_ROOT).resolve()
     path = (media / job.result_file).resolve()
     if not path.is_relative_to(media) or not path.is_file():
@@ -202,7 +202,7 @@ def _result_path(job: Job) -> Path:
 
 
 def _rejected_download(study: Study, job: Job) -> HttpResponse:
-    path = _result_path(job)
+    path = result_path(job)
     name = f"{study.slug}-import-{job.pk}-rejected.txt"
     response = FileResponse(path.open("rb"), as_attachment=True, filename=name)
     response["Content-Type"] = "text/plain; charset=utf-8"
