@@ -500,15 +500,6 @@ class TurnQuerySet(models.QuerySet):
         c, i = turn.conversation_id, turn.index
         return self.filter(Q(conversation_id__gt=c) | Q(conversation_id=c, index__gt=i))
 
-    def before(self, turn: Turn):
-        c, i = turn.conversation_id, turn.index
-        return self.filter(Q(conversation_id__lt=c) | Q(conversation_id=c, index__lt=i))
-
-    def before_in_queue(self, turn: Turn):
-        """The cards before `turn`; the bound on the conversation spares the database a walk
-        from the newest conversation down to this one (PostgreSQL did, ~9,000 rows)."""
-        return self.before(turn).filter(conversation_id__lte=turn.conversation_id)
-
 
 class Turn(models.Model):
     """One user message plus the reply that follows (FORMATS.md section 0). The UI's card."""
