@@ -35,16 +35,16 @@ WITH seat AS (
 _ON_MINE = """JOIN {assignment} am ON am.conversation_id = t.conversation_id
     AND am.group_id IN (SELECT group_id FROM seat)"""
 
-_LABELLED = """SELECT 1 FROM {annotation} x WHERE x.turn_id = {turn_id}
-    AND x.annotator_id = %(user)s AND x.round = 1 AND x.is_current = %(true)s"""
-
 _PROGRESS = """
     (SELECT COALESCE(SUM(n_turns), 0) FROM mine) AS total,
     (SELECT COALESCE(SUM(n_turns), 0) FROM mine WHERE id < %(conversation)s) AS before,
     (SELECT COUNT(*) FROM {annotation} an JOIN {turn} t ON t.id = an.turn_id {on_mine}
         WHERE an.annotator_id = %(user)s AND an.round = 1 AND an.is_current = %(true)s)
     + (SELECT COUNT(*) FROM {tag_set} ts JOIN {turn} t ON t.id = ts.turn_id {on_mine}
-        WHERE ts.annotator_id = %(user)s AND NOT EXISTS ({tagged_labelled})) AS done"""
+        WHERE ts.annotator_id = %(user)s AND NOT EXISTS (
+            SELECT 1 FROM {annotation} x WHERE x.turn_id = ts.turn_id
+            AND x.annotator_id = %(user)s AND x.round = 1 AND x.is_current = %(true)s)
+    ) AS done"""
 
 # Back and Next: the card's neighbour in its own conversation (mine), else the last (first)
 # card of my nearest conversation before (after) it that has cards, walked along the
@@ -84,8 +84,7 @@ def _sql(neighbours: bool) -> str:
     }
     quoted = {k: connection.ops.quote_name(v) for k, v in tables.items()}
     on_mine = _ON_MINE.format(**quoted)
-    labelled = _LABELLED.format(turn_id="ts.turn_id", **quoted)
-    columns = _PROGRESS.format(on_mine=on_mine, tagged_labelled=labelled, **quoted)
+    columns = _PROGRESS.format(on_mine=on_mine, **quoted)
     if neighbours:
         prev_id = _NEIGHBOUR.format(cmp="<", order="DESC", **quoted)
         next_id = _NEIGHBOUR.format(cmp=">", order="ASC", **quoted)

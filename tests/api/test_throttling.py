@@ -65,16 +65,22 @@ print(answers)
 """
 
 
-def in_a_process(url: str, requests: int, user: int) -> str:
-    env = dict(os.environ, CACHE_URL=url, DJANGO_SETTINGS_MODULE="config.settings", DEBUG="1")
-    out = subprocess.run(
-        [sys.executable, "-c", THROTTLE_IN_A_PROCESS, str(requests), str(user)],
+def python_with(cache_url: str, code: str, *args: str) -> subprocess.CompletedProcess:
+    """`code` run by a fresh interpreter with the app's settings and CACHE_URL."""
+    env = dict(os.environ, CACHE_URL=cache_url, DJANGO_SETTINGS_MODULE="config.settings")
+    env["DEBUG"] = "1"
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
         cwd=settings.BASE_DIR,
         env=env,
         capture_output=True,
         text=True,
         timeout=60,
     )
+
+
+def in_a_process(url: str, requests: int, user: int) -> str:
+    out = python_with(url, THROTTLE_IN_A_PROCESS, str(requests), str(user))
     assert out.returncode == 0, out.stderr
     return out.stdout.strip()
 
@@ -94,15 +100,6 @@ def test_with_cache_url_every_process_counts_against_the_same_rate():
 
 
 def test_cache_url_must_name_a_redis_server():
-    env = dict(os.environ, CACHE_URL="memcached://x", DJANGO_SETTINGS_MODULE="config.settings")
-    env["DEBUG"] = "1"
-    out = subprocess.run(
-        [sys.executable, "-c", "import django; django.setup()"],
-        cwd=settings.BASE_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    out = python_with("memcached://x", "import django; django.setup()")
     assert out.returncode != 0
     assert "CACHE_URL must name a Redis server" in out.stderr
