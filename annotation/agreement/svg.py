@@ -10,6 +10,7 @@ every mark a <title> tooltip.
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from xml.sax.saxutils import escape as _escape
@@ -20,7 +21,34 @@ MUTED = "#5b6477"  # --muted of cardsort.css
 LINE = "#d9dde5"
 # a label column wider than this is cut with an ellipsis (the full text stays in <title>)
 MAX_LABEL_CHARS = 34
-CHAR_WIDTH = 6.6  # average width of a 12px system-ui character, for layout only
+
+# Advance widths of the printable ASCII characters (space to "~") in thousandths of an em:
+# Helvetica's published metrics, close to every sans-serif system-ui font. The layout reserves
+# room for a label from them, with a margin (SAFETY), so a label of wide letters ("WWW") is
+# never cut on the left as it was with one average width for every character.
+_ASCII_WIDTHS = (
+    278, 278, 355, 556, 556, 889, 667, 191, 333, 333, 389, 584, 278, 333, 278, 278,
+    556, 556, 556, 556, 556, 556, 556, 556, 556, 556, 278, 278, 584, 584, 584, 556,
+    1015, 667, 667, 722, 722, 667, 611, 778, 722, 278, 500, 667, 556, 833, 722, 778,
+    667, 778, 722, 667, 611, 722, 667, 944, 667, 667, 611, 278, 278, 278, 469, 556,
+    333, 556, 556, 500, 556, 556, 278, 556, 556, 222, 222, 500, 222, 833, 556, 556,
+    556, 556, 333, 500, 278, 556, 500, 722, 500, 500, 500, 334, 260, 334, 584,
+)  # fmt: skip
+SAFETY = 1.15
+
+
+def _char_em(ch: str) -> float:
+    code = ord(ch)
+    if 32 <= code <= 126:
+        return _ASCII_WIDTHS[code - 32] / 1000
+    if unicodedata.combining(ch):
+        return 0.0
+    return 1.0 if unicodedata.east_asian_width(ch) in ("W", "F") else 0.8
+
+
+def text_width(text: str, size: float = 12) -> float:
+    """A generous estimate of `text`'s drawn width in px at `size` px, for layout only."""
+    return SAFETY * size * sum(_char_em(ch) for ch in text)
 
 
 def esc(text: object) -> str:
@@ -85,7 +113,7 @@ def bar_chart(
     hi = max([domain[1], *seen])
     if hi - lo < 1e-9:
         lo, hi = lo - 1, hi + 1
-    label_w = 12 + CHAR_WIDTH * max([8, *(len(_clip(b.label)) for b in bars)])
+    label_w = 16 + max([text_width("no data"), *(text_width(_clip(b.label)) for b in bars)])
     plot_w, value_w, row_h, top = 420.0, 64.0, 24.0, 8.0
     axis_h = 30.0
     width = label_w + plot_w + value_w
@@ -202,8 +230,8 @@ def heatmap(
         raise ValueError(f"heatmap {title!r}: matrix is not {n_rows} x {n_cols}")
     vmax = max([0, *(v for r in matrix for v in r)])
     cell = 34.0
-    label_w = 14 + CHAR_WIDTH * max([4, *(len(_clip(r)) for r in rows)])
-    col_h = 14 + CHAR_WIDTH * 0.72 * max([4, *(len(_clip(c)) for c in cols)])
+    label_w = 14 + max([text_width("0000"), *(text_width(_clip(r)) for r in rows)])
+    col_h = 14 + 0.72 * max([text_width("0000"), *(text_width(_clip(c)) for c in cols)])
     left = label_w + (18 if row_title else 0)
     top = col_h + (18 if col_title else 0)
     grid_w, grid_h = cell * n_cols, cell * n_rows

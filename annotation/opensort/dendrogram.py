@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.cluster.hierarchy import dendrogram
 
-from ..agreement.svg import FONT, LINE, MUTED, esc
+from ..agreement.svg import FONT, LINE, MUTED, esc, text_width
 
 # the dendrogram draws at most this many leaves; a bigger tree is cut to its last merges
 # (scipy's truncate_mode="lastp") and each leaf then stands for a cluster of cards
@@ -19,7 +19,6 @@ MAX_LEAVES = 300
 ROW = 14  # px per leaf
 PLOT_W = 360
 MAX_LABEL_CHARS = 40
-CHAR_W = 6.6  # average width of a 12px system-ui character, for layout only
 
 
 def _num(x: float) -> str:
@@ -49,7 +48,7 @@ def dendrogram_svg(
     kwargs = {"truncate_mode": "lastp", "p": max_leaves} if truncated else {}
     tree = dendrogram(z, no_plot=True, labels=list(labels), **kwargs)
     leaves = tree["ivl"]
-    label_w = min(MAX_LABEL_CHARS, max((len(s) for s in leaves), default=1)) * CHAR_W + 12
+    label_w = max((text_width(_clip(str(s))) for s in leaves), default=0) + 12
     top, bottom_axis = 8, 30
     height = top + ROW * len(leaves) + bottom_axis
     width = label_w + PLOT_W + 16
@@ -88,8 +87,8 @@ def dendrogram_svg(
             f'stroke="{LINE}"/>'
         )
         out.append(
-            f'<text x="{_num(x(t))}" y="{_num(axis_y + 12)}" text-anchor="middle" '
-            f'fill="{MUTED}">{_num(t)}</text>'
+            f'<text class="tick" x="{_num(x(t))}" y="{_num(axis_y + 12)}" '
+            f'text-anchor="middle" fill="{MUTED}">{t:g}</text>'
         )
     out.append(
         f'<text x="{_num(x(0.5))}" y="{_num(axis_y + 25)}" text-anchor="middle" '
