@@ -24,7 +24,8 @@ In CSV and JSONL an integer is always written as one (`2`, never `2.0`); pandas'
 `read_csv` / `read_json` still guess float64 for a column with empty cells, so read them with
 `dtype={"from_round": "Int64"}` (`round`, `confidence` likewise).
 
-Optional columns: `with_text` adds the turn's `user_text` and `reply_text`. Blindness:
+Optional columns: `with_text` adds the turn's `user_text`, `reply_text` and `reply_parts`
+(JSON). Blindness:
 `blind_for=user` leaves out what that user may not see (access.round1_hidden_from): other
 annotators' labels on the open cards of the groups they annotate (blank cells in the gold
 file, rows left out of the raw one). The export job is always made blind for whoever started

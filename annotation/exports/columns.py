@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from importlib.metadata import version
 
 from django.contrib.auth import get_user_model
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, TextField
+from django.db.models.functions import Cast
 
 from taxonomy.models import Type
 
@@ -58,8 +59,22 @@ GOLD_COLUMNS = (
 # "consensus" to "taxonomy_version": all null on a card with no current consensus
 CONSENSUS_COLUMNS = GOLD_COLUMNS[GOLD_COLUMNS.index("consensus") : GOLD_COLUMNS.index("status")]
 STUDY_GOLD_COLUMNS = GOLD_COLUMNS[GOLD_COLUMNS.index("study_gold") :]
-# with_text: the card's text, after the fixed columns (before the labels_<username> ones)
-TEXT_COLUMNS = ("user_text", "reply_text")
+# with_text: the card's text, after the fixed columns (before the labels_<username> ones):
+# the user's message, the reply's prose, and the reply's other parts (an agent's thinking,
+# tool calls and tool results) as JSON, a list in the order they came ([] for none)
+TEXT_COLUMNS = ("user_text", "reply_text", "reply_parts")
+
+
+def text_values(turn: str = "") -> list:
+    """TEXT_COLUMNS as values_list() arguments, on the turn reached by `turn` ("turn__" from
+    an annotation): the parts as their JSON text, the same on both databases' paths."""
+    return [
+        f"{turn}user_text",
+        f"{turn}reply_text",
+        Cast(f"{turn}reply_parts", output_field=TextField()),
+    ]
+
+
 # an annotation's own fields, under the same names in the raw file
 ANNOTATION_FIELDS = ("is_current", "source", "created_at", "note", "evidence", "confidence")
 # where the evidence is quoted from (annotation/evidence.py): the turn's index in the

@@ -47,6 +47,7 @@ from .columns import (
     axis_columns,
     gold_columns,
     label_users,
+    text_values,
 )
 from .writers import Progress, write
 
@@ -143,7 +144,7 @@ def _card_chunks(study: Study, chunk_size: int, with_text: bool, blind_for) -> I
             "conversation__split_from__external_id",
             "conversation__split_first_turn",
             "blind",
-            *text,
+            *(text_values() if with_text else ()),
         )
     )
     schema = pa.schema([*_CARDS, ("blind", pa.bool_()), *((name, _STR) for name in text)])

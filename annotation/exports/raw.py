@@ -16,6 +16,7 @@ from .columns import (
     TEXT_COLUMNS,
     axis_columns,
     raw_columns,
+    text_values,
 )
 from .writers import write
 
@@ -72,7 +73,7 @@ def raw_rows(
         "taxonomy_version__taxonomy__slug",
         "taxonomy_version__number",
         "split_pending",
-        *(f"turn__{name}" for name in TEXT_COLUMNS if with_text),
+        *(text_values("turn__") if with_text else ()),
     )
     axes = axis_columns(study)
     last_pk = 0

@@ -138,3 +138,34 @@ def test_it_reads_integer_columns_back_as_nullable_integers_from_parquet(tmp_pat
         schema = pq.read_schema(tmp_path / f"{name}.parquet")
         for column in columns:
             assert pa.types.is_integer(schema.field(column).type), (name, column)
+
+
+AGENT_PARTS = [
+    {"type": "thinking", "content": "the test fails on an empty list"},
+    {"type": "tool_call", "tool": "Bash", "input": {"command": "pytest -q tests/test_x.py"}},
+    {"type": "tool_result", "content": "1 failed, 3 passed"},
+    {"type": "tool_call", "tool": "Edit", "input": {"file_path": "x.py", "new": "if not xs:"}},
+]
+
+
+@pytest.mark.parametrize("raw", [False, True], ids=["gold", "raw"])
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+def test_with_text_writes_an_agents_reply_parts_in_order(tmp_path, decided, raw, fmt):
+    """An agent's thinking, tool calls and results are in `reply_parts` (JSON, in order), the
+    prose alone in `reply_text` (issue 20, defect 4); a turn with no parts has []."""
+    third = decided.conversations.get().turns.get(index=3)
+    third.reply_parts = AGENT_PARTS
+    third.save()
+    path = tmp_path / f"text.{fmt}"
+    export(path, fmt, "--with-text", *(["--raw"] if raw else []))
+    if fmt == "jsonl":
+        rows = read_jsonl(path)
+    elif fmt == "csv":
+        rows = read_csv(path)
+    else:
+        rows = pd.read_parquet(path).to_dict("records")
+    for row in rows:
+        parts = json.loads(row["reply_parts"])
+        assert parts == (AGENT_PARTS if row["turn"] in (3, "3") else [])
+        if row["turn"] in (3, "3"):
+            assert row["reply_text"] == third.reply_text
