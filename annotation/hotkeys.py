@@ -1,56 +1,68 @@
-"""The keyboard of a labels form: which key toggles which type.
-
-Every type of the taxonomy version gets a key, in the taxonomy's order (axis by axis,
-category by category): the digits 1-9, then the letters a-z without the card's own keys
-(CARD_KEYS), 28 keys in all; 0 stays "no smell" and ? opens the guideline. A type keeps the
-key its taxonomy stores (`Type.hotkey`, e.g. the presets' 1-9), so adding a type never
-moves the keys people have learnt; types without one take the free keys in order. A
-version with more types than single keys gives up "z" as a single key: the types past the
-27th get two-key sequences, z then a single key (z1 ... z9, za ...), 55 types in all; any
-further type has no key and is clicked. Keys are case-insensitive (Caps Lock does not
-matter)."""
+"""The keyboard of a labels form: each type with its key (taxonomy/keys.py holds the rules:
+the alphabet, a type's key for good across versions, retired keys never given again)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from string import ascii_lowercase
 
-from taxonomy.models import Type
+from taxonomy.keys import CARD_KEYS, NO_SMELL_KEY, PREFIX, SINGLE_KEYS, key_alphabet, type_keys
+from taxonomy.models import TaxonomyVersion, Type
 
-NO_SMELL_KEY = "0"
-# c earlier turns, d code diff, f flag, n / p next / previous card, s skip, t tool calls
-CARD_KEYS = "cdfnpst"
-SINGLE_KEYS = "123456789" + "".join(ch for ch in ascii_lowercase if ch not in CARD_KEYS)
-PREFIX = "z"
+from .models import Membership, Study
 
-
-def key_alphabet(n_types: int) -> list[str]:
-    """The keys to hand out for a form of `n_types` types, in the order they are given."""
-    if n_types <= len(SINGLE_KEYS):
-        return list(SINGLE_KEYS)
-    singles = [k for k in SINGLE_KEYS if k != PREFIX]
-    return singles + [PREFIX + k for k in SINGLE_KEYS]
-
-
-def type_keys(types: Sequence[Type]) -> dict[str, str]:
-    """{type code: key} for the types of one labels form ("" = no key left for it)."""
-    alphabet = key_alphabet(len(types))
-    allowed = set(alphabet)
-    keys: dict[str, str] = {}
-    for t in types:
-        stored = (t.hotkey or "").lower()
-        if stored in allowed and stored not in keys.values():
-            keys[t.code] = stored
-    free = iter([k for k in alphabet if k not in set(keys.values())])
-    for t in types:
-        if t.code not in keys:
-            keys[t.code] = next(free, "")
-    return keys
+__all__ = [
+    "CARD_KEYS",
+    "NO_SMELL_KEY",
+    "PREFIX",
+    "SINGLE_KEYS",
+    "key_alphabet",
+    "key_changes",
+    "type_keys",
+    "with_keys",
+]
 
 
 def with_keys(types: Sequence[Type]) -> Sequence[Type]:
-    """The same types, each with `.key` (what its <kbd> shows and its box answers to)."""
-    keys = type_keys(types)
+    """The same types, each with `.key` (what its <kbd> shows and its box answers to). The
+    types of one version (type_list() gives each its axis's version, whose retired keys are
+    never handed out)."""
+    retired = types[0].axis.version.retired_keys if types else ""
+    keys = type_keys(types, retired)
     for t in types:
         t.key = keys[t.code]
     return types
+
+
+def _by_key(types: Sequence[Type], retired: str) -> dict[str, Type]:
+    keys = type_keys(types, retired)
+    return {keys[t.code]: t for t in types if keys[t.code]}
+
+
+def key_changes(study: Study, user, types: Sequence[Type]) -> list[str]:
+    """What a member's keys do differently since the last card they saw, under an older
+    taxonomy version ([] on their first card, or when nothing changed), in key order; the
+    study's version is then recorded as seen. One query a card; three more once a version."""
+    version = study.taxonomy_version
+    row = Membership.objects.filter(study=study, user=user).values_list("pk", "keys_seen_id")
+    row = row.first()
+    if row is None or row[1] == version.pk:
+        return []
+    Membership.objects.filter(pk=row[0]).update(keys_seen=version)
+    old = TaxonomyVersion.objects.filter(pk=row[1]).first() if row[1] else None
+    if old is None:
+        return []
+    before = _by_key(old.type_list(), old.retired_keys)
+    after = _by_key(types, version.retired_keys)
+    order = {k: i for i, k in enumerate(key_alphabet(max(len(types), len(before))))}
+    out = []
+    for key in sorted(before.keys() | after.keys(), key=lambda k: order.get(k, len(order))):
+        was, now = before.get(key), after.get(key)
+        if now is None:
+            out.append(f"{key}: no longer {was.name} (that type left the taxonomy)")
+        elif was is None:
+            out.append(f"{key}: {now.name} (new)")
+        elif was.code != now.code:
+            out.append(f"{key}: now {now.name}, no longer {was.name}")
+        elif was.name != now.name:
+            out.append(f"{key}: {was.name} is now called {now.name}")
+    return out

@@ -137,8 +137,10 @@ class Study(models.Model):
         return self.memberships.filter(user=user).values_list("role", flat=True).first()
 
     def add_member(self, user, role: str = Role.ANNOTATOR, kind: str = Kind.STUDENT):
+        # a new member knows the keys of the study's version from their first card on
+        defaults = {"role": role, "kind": kind, "keys_seen_id": self.taxonomy_version_id}
         membership, created = Membership.objects.get_or_create(
-            study=self, user=user, defaults={"role": role, "kind": kind}
+            study=self, user=user, defaults=defaults
         )
         return membership
 
@@ -148,6 +150,11 @@ class Membership(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
     role = models.CharField(max_length=20, choices=Role.choices, default=Role.ANNOTATOR)
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.STUDENT)
+    # the taxonomy version whose keys the member last saw on a card: a card of a newer one
+    # tells them which keys changed (annotation/hotkeys.key_changes)
+    keys_seen = models.ForeignKey(
+        TaxonomyVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["study", "user"], name="uniq_study_member")]

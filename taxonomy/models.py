@@ -12,6 +12,8 @@ from pathlib import Path
 from django.db import models, transaction
 from django.utils.text import slugify
 
+from .keys import fresh_key, type_keys
+
 PRESET_DIR = Path(__file__).resolve().parent / "presets"
 
 
@@ -79,6 +81,9 @@ class TaxonomyVersion(models.Model):
     parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT)
     # old type code -> [new type codes] (code_map; older versions: a code or null); DESIGN.md
     mapping = models.JSONField(default=dict, blank=True)
+    # the single keys of the types that earlier versions had and this one has not (merged,
+    # split away): never given to another type (taxonomy/keys.py)
+    retired_keys = models.CharField(max_length=64, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -184,7 +189,10 @@ class TaxonomyVersion(models.Model):
 
         `add`: [{"name", "definition", "axis": axis code (default the first),
         "category": an existing category name of that axis (default "Proposed", created),
-        "example"}]. The hotkey is the next free digit 1-9 of the version, if any.
+        "example"}].
+        Keys (taxonomy/keys.py): a kept type keeps the key it had on the form, stored now; the
+        keys of the types that leave (merged, split) are retired for good; every new type
+        (added, a merge into a new name, a split part) takes the first key never used.
         `rename`: {code: new name}.
         `merge`: [{"into": a code of the version or a new type's name, "from": [codes],
         "definition", "example"}]: every type of "from" (and "into", if a code) becomes the
@@ -201,8 +209,18 @@ class TaxonomyVersion(models.Model):
         known = self.types_by_code()
         mapping, merges = _plan_changes(known, rename, merge, split)
         number = self.taxonomy.versions.aggregate(n=models.Max("number"))["n"] + 1
+        # the keys as the annotators know them: the form's, stored ones and handed-out ones
+        shown = type_keys(self.type_list(), self.retired_keys)
+        kept_keys = {c: k for c, k in shown.items() if len(k) == 1 and mapping.get(c) == [c]}
+        retired = set(self.retired_keys) | {
+            k for c, k in shown.items() if len(k) == 1 and c not in kept_keys
+        }
         new = TaxonomyVersion.objects.create(
-            taxonomy_id=self.taxonomy_id, number=number, parent=self, mapping={}
+            taxonomy_id=self.taxonomy_id,
+            number=number,
+            parent=self,
+            mapping={},
+            retired_keys="".join(sorted(retired)),
         )
         axes: dict[str, Axis] = {}
         categories: dict[tuple[str, str], Category] = {}
@@ -231,7 +249,7 @@ class TaxonomyVersion(models.Model):
                         name=rename.get(t.code, t.name),
                         definition=t.definition,
                         example=t.example,
-                        hotkey=t.hotkey,
+                        hotkey=kept_keys.get(t.code, ""),
                         reported_share=t.reported_share,
                         order=t.order,
                     )
@@ -243,10 +261,10 @@ class TaxonomyVersion(models.Model):
                 "code", flat=True
             )
         )
-        hotkeys = {t.hotkey for c, t in known.items() if t.hotkey and mapping.get(c) == [c]}
+        hotkeys = set(kept_keys.values())
         created: dict[str, str] = {}
 
-        def make(category: Category, item: dict, order: int, hotkey: str = "") -> str:
+        def make(category: Category, item: dict, order: int) -> str:
             name = item["name"].strip()
             if not name:
                 raise ValueError("a new type needs a name")
@@ -254,8 +272,7 @@ class TaxonomyVersion(models.Model):
                 raise ValueError(f"two new types are named {name!r}")
             code = _free_code(name, used_codes)
             used_codes.add(code)
-            if not hotkey or hotkey in hotkeys:
-                hotkey = next((d for d in "123456789" if d not in hotkeys), "")
+            hotkey = fresh_key(hotkeys, retired)
             hotkeys.add(hotkey)
             Type.objects.create(
                 category=category,
@@ -277,16 +294,13 @@ class TaxonomyVersion(models.Model):
             else:
                 first = known[involved[0]]
                 category = by_id[first.category_id]
-                target = make(category, {**item, "name": into}, first.order, first.hotkey)
+                target = make(category, {**item, "name": into}, first.order)
             for code in involved:
                 mapping[code] = [target]
         for item in split:
             old = known[item["code"]]
             parts = [_part(p) for p in item["into"]]
-            codes = [
-                make(by_id[old.category_id], part, old.order, old.hotkey if i == 0 else "")
-                for i, part in enumerate(parts)
-            ]
+            codes = [make(by_id[old.category_id], part, old.order) for part in parts]
             mapping[old.code] = codes
         for item in add:
             axis_code = item.get("axis") or next(iter(axes), None)

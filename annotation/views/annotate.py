@@ -19,6 +19,7 @@ from .. import evidence
 from ..access import get_card_for_annotator, get_study_for_user, is_expert
 from ..evolution import pending_labels
 from ..forms import AnnotationForm, MyCardsFilter, form_errors
+from ..hotkeys import key_changes
 from ..intake import splitcheck
 from ..messages import context_window, text_view
 from ..models import (
@@ -295,6 +296,7 @@ def _render_card(
         "locked": card_status != CardStatus.OPEN,
         "state_status": card_status,
         "put_off": CardSkip.objects.filter(turn=turn, annotator=request.user).first(),
+        "key_changes": key_changes(study, request.user, types),
         **_ticks(request.user, turn, types, form, mine, card_status),
         **(evidence.from_form(turn, form) if form is not None else evidence.shown(mine)),
         **_position(study, request.user, turn),

@@ -18,7 +18,8 @@ from tests.factories import label, make_conversation, make_group
 
 pytestmark = pytest.mark.django_db
 
-CARD, CONTEXT, LABEL = 12, 7, 25
+# the card: 13 with the member's last seen taxonomy version (annotation/hotkeys.key_changes)
+CARD, CONTEXT, LABEL = 13, 7, 26
 CONTROL = ("BEGIN", "SAVEPOINT", "RELEASE", "COMMIT", "ROLLBACK")
 HTMX = {"HTTP_HX_REQUEST": "true"}
 

@@ -187,7 +187,7 @@ def test_accept_makes_version_2_with_the_type_and_the_study_uses_it(
     added = new["premature_optimisation"]
     assert added.category.name == "Proposed"
     assert added.definition == "The reply optimises before the code works."
-    assert added.hotkey == ""  # 1-9 are all taken in this taxonomy
+    assert added.hotkey == "a"  # 1-9 are all taken in this taxonomy: the first letter
     # version 1 is untouched, still frozen
     assert set(v1.types_by_code()) == V1_CODES and v1.frozen
     p.refresh_from_db()

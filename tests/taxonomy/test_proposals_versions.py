@@ -7,6 +7,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Annotation, Proposal, Role, Study
+from taxonomy.keys import SINGLE_KEYS, type_keys
 from taxonomy.models import Taxonomy
 from tests.factories import make_conversation, make_group, make_study
 
@@ -23,6 +24,7 @@ def agents(alice, bob):
 
 def test_it_gives_an_added_type_the_next_free_hotkey_and_a_unique_code():
     v1 = Taxonomy.load_preset("agent-misalignment")
+    shown = type_keys(v1.type_list())
     v2, added = v1.derive(
         add=[
             {"name": "Scope overreach", "definition": "again"},  # the code exists already
@@ -31,7 +33,10 @@ def test_it_gives_an_added_type_the_next_free_hotkey_and_a_unique_code():
     )
     types = v2.types_by_code()
     assert added == {"Scope overreach": "scope_overreach_2", "Silent retry": "silent_retry"}
-    assert (types["scope_overreach_2"].hotkey, types["silent_retry"].hotkey) == ("8", "9")
+    # the next keys no type had on the form; every kept type keeps the key it showed
+    fresh = [k for k in SINGLE_KEYS if k not in shown.values()]
+    assert (types["scope_overreach_2"].hotkey, types["silent_retry"].hotkey) == tuple(fresh[:2])
+    assert all(types[code].hotkey == key for code, key in shown.items())
     assert types["silent_retry"].axis.code == "symptom"  # the first axis by default
     assert types["silent_retry"].category.name == "Proposed"
     # axes keep their rules
@@ -40,7 +45,7 @@ def test_it_gives_an_added_type_the_next_free_hotkey_and_a_unique_code():
     }
     v3, added = v2.derive(add=[{"name": "Silent retry", "definition": "x"}])
     assert added == {"Silent retry": "silent_retry_2"}
-    assert v3.types_by_code()["silent_retry_2"].hotkey == ""  # 1-9 are taken now
+    assert v3.types_by_code()["silent_retry_2"].hotkey == fresh[2]
 
 
 def test_it_renames_a_type_keeping_its_code():
