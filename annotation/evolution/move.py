@@ -16,6 +16,8 @@ from ..models import (
     CardState,
     CardStatus,
     Consensus,
+    Group,
+    Method,
     ProposalDecided,
     ProposalError,
     Study,
@@ -88,9 +90,12 @@ class Carrier:
 # -- what a move does --------------------------------------------------------------------------
 
 
-def plan_counts(study: Study, new: TaxonomyVersion) -> dict[str, int]:
+def plan_counts(study: Study, new: TaxonomyVersion, dissolved: list | None = None) -> dict:
     """How many rows the move of `study` to `new` carries and how: what the confirmation
-    page says and the move records. A handful of counting queries."""
+    page says and the move records. A handful of counting queries, and the disputes the move
+    dissolves (`dissolved`: dissolved_disputes(), when the caller has it)."""
+    if dissolved is None:
+        dissolved = dissolved_disputes(study, Carrier(new))
     code_map = new.code_map()
     split = {c for c, t in code_map.items() if len(t) > 1}
     recoded = {c for c, t in code_map.items() if len(t) == 1 and t != [c]}
@@ -115,7 +120,61 @@ def plan_counts(study: Study, new: TaxonomyVersion) -> dict[str, int]:
         "study_gold": gold.count(),
         "study_gold_recoded": using(gold, recoded),
         "study_gold_reopened": using(gold, split),
+        "disputes_dissolved": len(dissolved),
     }
+
+
+def dissolved_disputes(study: Study, carrier: Carrier) -> list[tuple[CardState, int, frozenset]]:
+    """The disputed and escalated cards (no consensus yet) whose label sets of the round that
+    disputed them are identical once carried by `carrier` (a merge joined the very types they
+    differed on), none waiting for a split side: [(state, that round, the common set)]. Read
+    from the current rows before the move; the move then agrees them (unanimous from round 1,
+    discussion later), as it would have had the sets been given on the new version. The old
+    rows keep the original disagreement, and the discussion page shows it."""
+    states = CardState.objects.filter(
+        group__study=study, status__in=(CardStatus.DISPUTED, CardStatus.ESCALATED)
+    )
+    decided = Consensus.objects.filter(group__study=study, is_current=True)
+    states = list(states.exclude(turn_id__in=decided.values("turn_id")).order_by("pk"))
+    members: dict[int, set[int]] = {}
+    for group_id, user_id in Group.annotators.through.objects.filter(
+        group__study=study
+    ).values_list("group_id", "user_id"):
+        members.setdefault(group_id, set()).add(user_id)
+    out = []
+    for start in range(0, len(states), CHUNK):
+        chunk = states[start : start + CHUNK]
+        rows = list(
+            Annotation.objects.filter(turn_id__in={s.turn_id for s in chunk}, is_current=True)
+            .values_list("pk", "turn_id", "annotator_id", "round", "taxonomy_version_id")
+            .exclude(split_pending__gt="")
+        )
+        codes = _codes_of(Annotation, [r[0] for r in rows])
+        sets: dict[tuple[int, int], dict[int, frozenset]] = {}
+        for pk, turn_id, annotator_id, rnd, version_id in rows:
+            carried, pending = carrier.carry(codes.get(pk, ()), version_id)
+            if not pending:
+                sets.setdefault((turn_id, rnd), {})[annotator_id] = carried
+        for state in chunk:
+            rnd = state.round - 1 if state.status == CardStatus.DISPUTED else state.round
+            who = members.get(state.group_id, set())
+            given = sets.get((state.turn_id, rnd), {})
+            if len(who) < 2 or not who <= given.keys():
+                continue
+            labels = {given[user_id] for user_id in who}
+            if len(labels) == 1:
+                out.append((state, rnd, labels.pop()))
+    return out
+
+
+def _agree(dissolved: list[tuple[CardState, int, frozenset]], types: dict[str, int]) -> None:
+    """The dissolved disputes agreed on the study's (new) version, from the round that
+    disputed them."""
+    for state, rnd, codes in dissolved:
+        state.status, state.round = CardStatus.AGREED, rnd
+        state.save(update_fields=["status", "round", "updated_at"])
+        method = Method.UNANIMOUS if rnd == 1 else Method.DISCUSSION
+        Consensus.create_for(state, method, [types[code] for code in codes])
 
 
 def describe_changes(new: TaxonomyVersion) -> dict[str, list[dict]]:
@@ -265,11 +324,12 @@ def move_study(study: Study, new: TaxonomyVersion, by=None) -> TaxonomyMove:
                 f"{new} is not derived from {old}, the study's version: nothing was changed"
             )
         _refuse_while_pending(study)
-        counts = plan_counts(study, new)
+        carrier = Carrier(new)
+        dissolved = dissolved_disputes(study, carrier)  # read before the rows are carried
+        counts = plan_counts(study, new, dissolved)
         move = TaxonomyMove.objects.create(
             study=study, from_version=old, to_version=new, moved_by=by, counts=counts
         )
-        carrier = Carrier(new)
         types = dict(Type.objects.filter(axis__version=new).values_list("code", "pk"))
         _carry_annotations(study, move, carrier, types)
         split = _carry_decisions(
@@ -295,6 +355,7 @@ def move_study(study: Study, new: TaxonomyVersion, by=None) -> TaxonomyMove:
         )
         study.taxonomy_version = new
         study.save(update_fields=["taxonomy_version"])
+        _agree(dissolved, types)
         new.freeze()
     return move
 

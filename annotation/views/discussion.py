@@ -365,7 +365,7 @@ def _render_discussion(
     annotations = list(
         group_annotations(card)
         .exclude(round1_hidden_q(request.user, study))
-        .select_related("annotator")
+        .select_related("annotator", "taxonomy_version__taxonomy")
         .prefetch_related("types")
         .order_by("round", "id")
     )
@@ -424,9 +424,12 @@ def _revise_ticks(user, card: DiscussionCard, types: list, form, mine) -> dict:
 
 
 def _rounds(annotations: list[Annotation], annotators: list, card: DiscussionCard) -> list[dict]:
-    """[{round, columns: [{annotator, current, revisions, changed}]}]: one column per
-    annotator of the group (and anyone who labelled the card and has left it since)."""
+    """[{round, columns: [{annotator, current, revisions, changed, original}]}]: one column
+    per annotator of the group (and anyone who labelled the card and has left it since).
+    A label a taxonomy move carried is not a revision: `revisions` counts the annotator's own
+    versions, and `original` is the label as they gave it, under its first version."""
     people = {u.pk: u for u in annotators}
+    by_pk = {a.pk: a for a in annotations}
     for a in annotations:
         people.setdefault(a.annotator_id, a.annotator)
     numbers = sorted({a.round for a in annotations} | {card.round})
@@ -442,8 +445,17 @@ def _rounds(annotations: list[Annotation], annotators: list, card: DiscussionCar
             changed = None
             if current is not None and before is not None:
                 changed = current.codes != before.codes
+            original = current
+            while original is not None and original.carried_from_id in by_pk:
+                original = by_pk[original.carried_from_id]
             columns.append(
-                {"annotator": user, "current": current, "revisions": len(rows), "changed": changed}
+                {
+                    "annotator": user,
+                    "current": current,
+                    "revisions": sum(1 for a in rows if a.retired_by_id is None),
+                    "changed": changed,
+                    "original": None if original is current else original,
+                }
             )
             if current is not None:
                 current_of[user.pk] = current

@@ -124,6 +124,11 @@ def _moved_message(move: TaxonomyMove) -> str:
             f" {c['annotations_pending']} labels on {c['cards_queued']} cards wait for their "
             "annotators to choose a side of a split type (their Taxonomy changes page)."
         )
+    if c.get("disputes_dissolved"):
+        text += (
+            f" {c['disputes_dissolved']} disputed cards differed only on merged types: "
+            "they are agreed now."
+        )
     if c["consensus_to_moderator"]:
         text += (
             f" {c['consensus_to_moderator']} consensus labels had a split type: those cards "

@@ -655,3 +655,41 @@ def test_a_carried_label_keeps_its_evidence_quote_and_where_it_is_from(
     carried = current(t0, alice)
     assert carried.carried_from is not None
     assert (carried.evidence, carried.span) == (quote, EvidenceSpan(t0.pk, "user", 0, 5))
+
+
+def test_a_dispute_a_merge_dissolves_is_agreed_and_the_page_shows_the_original_labels(
+    client, study, labelled, group, alice, bob, lead
+):
+    """Issue 20, defect 7: t1 was disputed only on two types the merge joins. On the new
+    version its round-1 sets are identical: the card is agreed (unanimous, from round 1, under
+    the new version), and the discussion page shows each annotator's original round-1 labels
+    beside the carried ones, never the carry as a revision."""
+    t1, t2 = labelled[1], labelled[2]
+    assert CardState.objects.get(turn=t1, group=group).status == CardStatus.DISPUTED
+    move = evolve(study, SPEC, lead)
+    state = CardState.objects.get(turn=t1, group=group)
+    assert (state.status, state.round) == (CardStatus.AGREED, 1)
+    consensus = Consensus.objects.get(turn=t1, group=group, is_current=True)
+    assert (codes_of(consensus), consensus.method, consensus.from_round) == (
+        {MERGED},
+        Method.UNANIMOUS,
+        1,
+    )
+    assert consensus.taxonomy_version == move.to_version
+    assert move.counts.get("disputes_dissolved") == 1
+    # t2 still differs (and waits for alice's split side): it stays disputed
+    assert CardState.objects.get(turn=t2, group=group).status == CardStatus.DISPUTED
+
+    client.force_login(alice)
+    html = client.get(reverse("discussion", args=[study.slug, t1.pk])).content.decode()
+    rounds = html[html.index('id="rounds"') : html.index("</section>", html.index('id="rounds"'))]
+    assert ">revised<" not in rounds
+    assert rounds.count("data-carried") == 2  # each annotator's round-1 label was carried
+    assert "Must-Not Violation" in rounds and "Must-Do Omission" in rounds  # as they were
+    assert str(move.from_version) in rounds
+
+
+def test_the_confirmation_says_how_many_disputes_the_merge_dissolves(study, labelled, lead):
+    said = preview(study, SPEC)
+    assert said["counts"]["disputes_dissolved"] == 1  # t1; t2 waits for a split side
+    assert CardState.objects.get(turn=labelled[1]).status == CardStatus.DISPUTED  # unchanged
