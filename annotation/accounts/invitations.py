@@ -119,6 +119,14 @@ class InviteResult:
 def _resolve(person: Invitee):
     """(the existing account this line names, or None, error): by email, then username."""
     User = get_user_model()
+    if not person.email:  # a bare username: that account, or nobody
+        named = User.objects.filter(username__iexact=person.username).first()
+        if named is None:
+            return None, (
+                f"line {person.line}: no account named {person.username!r}: give an email "
+                "to create one ('name, email')"
+            )
+        return named, ""
     by_email = list(User.objects.filter(email__iexact=person.email))
     if len(by_email) == 1:
         return by_email[0], ""
@@ -180,7 +188,7 @@ def _join(study, person: Invitee, user, kind, group, result: InviteResult) -> No
         user = _account(person)
         result.created.append(user)
     else:
-        if not user.email:
+        if not user.email and person.email:
             user.email = person.email
             user.save(update_fields=["email"])
         result.reused.append(user)

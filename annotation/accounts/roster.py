@@ -1,5 +1,6 @@
 """The lead's pasted list of people to invite, one a line, read into invitees: `name, email`,
-`name <email>` or a bare `email`. A name without spaces is the username; a full name
+`name <email>`, a bare `email`, or the bare username of an existing account (no email: the
+account is found by it, invitations.py). A name without spaces is the username; a full name
 ("Ada Lovelace <ada@lab.org>") is kept as the person's name and the username is the email's
 local part. Every bad line is named with its number; blank lines and `#` comments are
 skipped."""
@@ -15,14 +16,14 @@ from django.core.validators import validate_email
 
 ANGLE = re.compile(r"^(?P<name>[^<>]*)<(?P<email>[^<>]+)>$")
 MAX_PEOPLE = 200  # a paste of more is refused whole: invitations go out in the request
-FORMS = "expected 'name, email', 'name <email>' or an email address"
+FORMS = "expected 'name, email', 'name <email>', an email address or an existing username"
 
 
 @dataclass(frozen=True)
 class Invitee:
     line: int
     username: str
-    email: str
+    email: str  # "" for a bare username: an existing account, reused as it is
     full_name: str = ""
 
     @property
@@ -55,14 +56,19 @@ def _username(name: str, email: str) -> tuple[str, str]:
 def read_line(number: int, text: str) -> Invitee:
     """One non-blank line into an invitee; ValueError with the line's number and why."""
     parts = _split(text)
+    if parts is None and not re.search(r"[\s,<>]", text):
+        parts = (text, "")  # a bare username: the account must exist (invitations._resolve)
     if parts is None:
         raise ValueError(f"line {number}: {text[:80]!r}: {FORMS}")
     name, email = parts
-    try:
-        validate_email(email)
-    except ValidationError:
-        raise ValueError(f"line {number}: {email[:80]!r} is not an email address") from None
-    username, full_name = _username(name, email)
+    if email:
+        try:
+            validate_email(email)
+        except ValidationError:
+            raise ValueError(f"line {number}: {email[:80]!r} is not an email address") from None
+        username, full_name = _username(name, email)
+    else:
+        username, full_name = name, ""
     try:
         if not username or len(username) > 150:
             raise ValidationError("length")
@@ -90,12 +96,14 @@ def read_roster(text: str) -> tuple[list[Invitee], list[str]]:
         except ValueError as e:
             errors.append(str(e))
             continue
-        for key in (person.email, person.username.lower()):
+        for key in filter(None, (person.email, person.username.lower())):
             if key in seen:
                 errors.append(f"line {number}: {key!r} is on line {seen[key]} too")
                 break
         else:
-            seen[person.email] = seen[person.username.lower()] = number
+            seen[person.username.lower()] = number
+            if person.email:
+                seen[person.email] = number
             people.append(person)
     if not people and not errors:
         errors.append(f"Nobody to invite: paste one person a line ({FORMS}).")

@@ -27,6 +27,7 @@ from ..models import (
     CardSkip,
     CardState,
     CardStatus,
+    Phase,
     Role,
     RoundClosed,
     SkipKind,
@@ -73,6 +74,9 @@ def study(request: HttpRequest, slug: str) -> HttpResponse:
         ctx.update(jobs_panel_context(study, request.user, request.GET))
         flags = CardSkip.objects.filter(kind=SkipKind.FLAG, turn__conversation__study=study)
         ctx["flag_count"] = flags.count()
+        ctx["open_sort"] = (
+            study.phase == Phase.OPEN_SORT or study.groups.filter(phase=Phase.OPEN_SORT).exists()
+        )
     return render(request, "annotation/study.html", ctx)
 
 

@@ -199,3 +199,21 @@ def test_a_bad_field_is_named(lead_client, study):
     assert response.status_code == 422
     body = response.content.decode()
     assert "people: This field is required." in body and "group: Select a valid choice" in body
+
+
+def test_a_bare_username_reuses_that_account_without_an_email(lead_client, study, alice, bob):
+    """Issue 20, defect 8: a line with an existing username alone seats that account (the
+    README: an existing account is reused by email, else username); an unknown one is named,
+    and nobody is invited."""
+    get_user_model().objects.filter(pk=bob.pk).update(email="bob@lab.org")
+    response = _invite(lead_client, study, "alice\nBob")
+    assert response.status_code == 302
+    assert study.role_of(alice) == study.role_of(bob) == Role.ANNOTATOR
+    assert get_user_model().objects.get(pk=alice.pk).email == ""  # nothing made up
+    assert [m.to for m in mail.outbox] == [["bob@lab.org"]]  # alice has no email to mail
+
+    response = _invite(lead_client, study, "carol\nnobody-here")
+    assert response.status_code == 422
+    body = response.content.decode()
+    assert "line 1:" in body and "line 2:" in body and "no account named" in body
+    assert not get_user_model().objects.filter(username__in=["carol", "nobody-here"]).exists()

@@ -72,3 +72,32 @@ def test_moderators_and_leads_get_the_moderation_queue(client, study, lead, grou
     r = client.get(reverse("study", args=[study.slug]))
     assert r.context["moderates"]
     assert reverse("moderate_queue", args=[study.slug]) in r.content.decode()
+
+
+def test_the_lead_menu_links_every_lead_page(client, study, lead, groups):
+    """Issue 20, defect 8: Browse, Sample, Coding filter and Study gold are linked from the
+    study page, and the board once a group is in the open sort."""
+    from annotation.models import Group, Phase
+
+    client.force_login(lead)
+    html = client.get(reverse("study", args=[study.slug])).content.decode()
+    for name in ("lead_browse", "lead_sample", "lead_filter", "lead_gold"):
+        assert f'href="{reverse(name, args=[study.slug])}"' in html, name
+    board = f'href="{reverse("board", args=[study.slug])}"'
+    assert board not in html  # no open sort in this study
+    Group.objects.filter(pk=groups[0].pk).update(phase=Phase.OPEN_SORT)
+    assert board in client.get(reverse("study", args=[study.slug])).content.decode()
+
+
+def test_a_set_aside_conversation_is_not_listed_as_unassigned(client, study, lead):
+    from annotation.models import Conversation, SetAside
+
+    make_conversation(study, "original", n_turns=2)
+    Conversation.objects.filter(external_id="original").update(set_aside=SetAside.SPLIT)
+    client.force_login(lead)
+    for page in ("lead_conversations", "lead_browse"):
+        html = client.get(reverse(page, args=[study.slug])).content.decode()
+        row = html[html.index(">original<") :]
+        row = row[: row.index("</tr>")]
+        assert "unassigned" not in row, page
+        assert "set aside" in row and SetAside.SPLIT.label in row, page
