@@ -84,6 +84,7 @@ class SetAside(models.TextChoices):
     NO = "", "in the set"
     SAMPLE = "sample", "not drawn by the sample"
     SPLIT = "split", "split into single-topic conversations"
+    FILTERED = "filtered", "dropped by the coding filter"
 
 
 class JobStatus(models.TextChoices):

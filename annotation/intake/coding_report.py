@@ -2,7 +2,8 @@
 drop over many conversations, per language and per reason, with a few examples of matches and
 near misses in context. `CodingFilter` is the one code path of the dry run and of the filtered
 import: it is the importer's `keep` predicate and collects the same report either way, so the
-two agree; `dry_run_study` runs it over a study's stored conversations."""
+two agree; `filter_study` runs it over a study's current conversations, as a dry run or
+setting the dropped ones aside."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from .coding_filter import Matcher, Mention, rules_digest
 
 EXAMPLES = 3  # per language, of matches and of near misses
+EXAMPLES_ASSIGNED = 20  # ids of the conversations kept because a group has them
 
 
 def built_texts(conversation) -> list[tuple[str, str]]:
@@ -143,23 +145,68 @@ class CodingFilter:
         return self.report.as_dict(self.matcher.rules, self.matcher.languages)
 
 
-def dry_run_study(study, rules: dict, progress=None, chunk: int = 500) -> dict:
-    """The filter over the study's stored conversations: nothing written or dropped."""
-    from django.db.models import Prefetch
+def filter_study(study, rules: dict, *, apply: bool, progress=None, chunk: int = 500) -> dict:
+    """The filter over the study's current conversations (its set: never one already set
+    aside, by a sample, a split or an earlier filter), and with `apply` the ones the rules
+    drop set aside as `filtered` (reversible: bring_back_filtered). A dry run reads exactly
+    what the real run reads, so its counts are the real run's. A conversation already
+    assigned to a group is never set aside (its cards may be labelled): it is counted in
+    `kept_assigned`. The set-aside happens at the end, in one transaction: a failed run sets
+    nothing aside. Returns the report (FilterReport.as_dict) with `applied`, `set_aside`,
+    `kept_assigned` and a few of their ids (`kept_assigned_ids`)."""
+    from django.db import transaction
+    from django.db.models import Exists, OuterRef, Prefetch
 
-    from annotation.models import Conversation, Turn
+    from annotation.models import Assignment, Conversation, SetAside, Turn
 
     coding = CodingFilter(rules)
-    rows = Conversation.objects.filter(study=study).visible().order_by("pk")
+    assigned = Assignment.objects.filter(conversation=OuterRef("pk"))
+    rows = (
+        Conversation.objects.filter(study=study)
+        .in_set()
+        .annotate(assigned=Exists(assigned))
+        .order_by("pk")
+    )
     total = rows.count()
     turns = Prefetch("turns", queryset=Turn.objects.order_by("index"))
+    drop: list[int] = []
+    kept_assigned: list[str] = []
     done = 0
     for conversation in rows.prefetch_related(turns).iterator(chunk_size=chunk):
-        coding.add_stored(conversation)
+        if not coding.add_stored(conversation):
+            if conversation.assigned:
+                kept_assigned.append(conversation.external_id)
+            else:
+                drop.append(conversation.pk)
         done += 1
         if progress is not None and (done % chunk == 0 or done == total):
             progress(done, total)
-    return coding.result()
+    if apply:
+        with transaction.atomic():
+            for start in range(0, len(drop), chunk):
+                Conversation.objects.filter(
+                    pk__in=drop[start : start + chunk], set_aside=SetAside.NO
+                ).update(set_aside=SetAside.FILTERED)
+    return {
+        **coding.result(),
+        "applied": apply,
+        "set_aside": len(drop),
+        "kept_assigned": len(kept_assigned),
+        "kept_assigned_ids": kept_assigned[:EXAMPLES_ASSIGNED],
+    }
+
+
+def dry_run_study(study, rules: dict, progress=None, chunk: int = 500) -> dict:
+    """filter_study without setting anything aside."""
+    return filter_study(study, rules, apply=False, progress=progress, chunk=chunk)
+
+
+def bring_back_filtered(study) -> int:
+    """Every conversation the coding filter set aside back in the study's set; how many."""
+    from annotation.models import Conversation, SetAside
+
+    rows = Conversation.objects.filter(study=study, set_aside=SetAside.FILTERED)
+    return rows.update(set_aside=SetAside.NO)
 
 
 def report_lines(result: dict) -> list[str]:
@@ -168,6 +215,16 @@ def report_lines(result: dict) -> list[str]:
         f"Coding filter (rules {result['rules_digest']}): {result['matched']} of "
         f"{result['scanned']} conversations match, {result['dropped']} dropped."
     ]
+    if "applied" in result:  # a run over the study (filter_study)
+        verb = "set aside" if result["applied"] else "would be set aside"
+        lines.append(f"  {result['set_aside']} {verb} (reason: filtered)")
+        if result["kept_assigned"]:
+            ids = ", ".join(result["kept_assigned_ids"])
+            more = result["kept_assigned"] - len(result["kept_assigned_ids"])
+            lines.append(
+                f"  {result['kept_assigned']} dropped by the rules but kept: assigned to a "
+                f"group already ({ids}{f', and {more} more' if more > 0 else ''})"
+            )
     for reason, n in result["dropped_reasons"].items():
         lines.append(f"  dropped, {reason}: {n}")
     for entry in result["languages"]:
