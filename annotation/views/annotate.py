@@ -174,12 +174,13 @@ def card(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
 
 def _submit_tags(request: HttpRequest, study: Study, turn: Turn, group) -> HttpResponse:
     """The card's submit in the open sort: the tag set saved, then the next card as after
-    labels; bad input comes back (422) with the field named, nothing saved."""
-    posted, saved, error = opensort_tags.save(request, turn, group)
+    labels; bad input comes back (422) with the field named, nothing saved (409: the board
+    was frozen meanwhile)."""
+    posted, saved, error, http = opensort_tags.save(request, turn, group)
     if error:
         types = study.taxonomy_version.type_list()
         return _render_card(
-            request, study, turn, types, group=group, tags_posted=posted, error=error, http=422
+            request, study, turn, types, group=group, tags_posted=posted, error=error, http=http
         )
     return _after_submit(request, study, turn, saved)
 
