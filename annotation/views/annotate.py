@@ -32,6 +32,7 @@ from ..models import (
     Study,
     Turn,
 )
+from ..opensort.access import labels_locked
 from ..position import position
 from . import feedback, opensort_tags
 from .jobs import jobs_panel_context
@@ -147,6 +148,13 @@ def card(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
         return _render_card(request, study, turn, types, group=group, card_status=status)
     if group.open_sorting:  # free tags instead of types (annotation/opensort)
         return _submit_tags(request, study, turn, group)
+    locked = labels_locked(study, request.user, turn)
+    if locked:  # seen the open sort's board: what is stored stays, whatever was posted
+        status = _card_status(turn, group)
+        error = f"Not saved: {locked}"
+        return _render_card(
+            request, study, turn, types, group=group, error=error, card_status=status, http=409
+        )
     form = AnnotationForm(request.POST, types=types, card=turn)
     if not form.is_valid():
         # the input comes back, to be corrected, marked as not saved (labels.js swaps a 422)
@@ -217,7 +225,9 @@ def card_evidence(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse
     empty. Nothing is stored here: the span goes with the labels form's submit."""
     study, _ = get_study_for_user(request.user, slug)
     turn, group = get_card_for_annotator(request.user, study, turn_id)
-    ctx = {"study": study, "turn": turn, "locked": _card_status(turn, group) != CardStatus.OPEN}
+    locked = _card_status(turn, group) != CardStatus.OPEN
+    locked = locked or bool(labels_locked(study, request.user, turn))
+    ctx = {"study": study, "turn": turn, "locked": locked}
     if request.POST.get("remove") or ctx["locked"]:
         return render(request, "annotation/_evidence.html", ctx)
     ctx["evidence_text"] = request.POST.get("evidence", "")
@@ -272,8 +282,15 @@ def _render_card(
     """The card (a page, or its #card partial for htmx): the stored labels, or with `form`
     the input the server sent back to be corrected; `error` says why a submit was refused,
     `saved` what the previous card's submit saved. A card of a `group` in the open sort
-    shows the free-tag panel (with `tags_posted`: the tags sent back to be corrected)."""
-    if form is not None and card_status != CardStatus.OPEN:
+    shows the free-tag panel (with `tags_posted`: the tags sent back to be corrected); one
+    whose round-1 labels the open sort's board locked (opensort/access.labels_locked) shows
+    them read-only with the reason."""
+    open_sort = group is not None and group.open_sorting
+    lock = ""
+    if card_status == CardStatus.OPEN and not open_sort:
+        lock = labels_locked(study, request.user, turn)
+    locked = card_status != CardStatus.OPEN or bool(lock)
+    if form is not None and locked:
         # a locked card shows what is stored, whatever was posted to it
         errors = form_errors(form, " ")
         error, form = error or f"Not saved: {errors}", None
@@ -293,29 +310,30 @@ def _render_card(
         "error": error,
         "saved": saved,
         "mine": mine,
-        "locked": card_status != CardStatus.OPEN,
+        "locked": locked,
+        "labels_locked": lock,
         "state_status": card_status,
         "put_off": CardSkip.objects.filter(turn=turn, annotator=request.user).first(),
-        **_ticks(request.user, turn, types, form, mine, card_status),
+        **_ticks(request.user, turn, types, form, mine, open_card=not locked),
         **(evidence.from_form(turn, form) if form is not None else evidence.shown(mine)),
         **_position(study, request.user, turn),
     }
-    if group is not None and group.open_sorting:
+    if open_sort:
         ctx.update(opensort_tags.panel_context(request.user, turn, group, tags_posted))
     template = "annotation/card.html#card" if request.htmx else "annotation/card.html"
     return render(request, template, ctx, status=http)
 
 
-def _ticks(user, turn: Turn, types: list, form, mine, card_status: str) -> dict:
+def _ticks(user, turn: Turn, types: list, form, mine, open_card: bool) -> dict:
     """What the labels form shows ticked: the input sent back, or the stored labels plus,
-    on an open card, the types suggested to their proposer (pre-ticked, not stored)."""
+    on a card open to them, the types suggested to their proposer (pre-ticked, not stored)."""
     suggested: list[str] = []
     if form is not None:
         checked = set(form.data.getlist("types"))
         no_smell = bool(form.data.get("no_smell"))
     else:
         checked = {t.code for t in mine.types.all()} if mine else set()
-        if card_status == CardStatus.OPEN:
+        if open_card:
             by_code = {t.code: t for t in types}
             stored = checked
             checked = Proposal.objects.pretick(user, turn, stored, by_code)
