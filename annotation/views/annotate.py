@@ -282,15 +282,9 @@ def _render_card(
     """The card (a page, or its #card partial for htmx): the stored labels, or with `form`
     the input the server sent back to be corrected; `error` says why a submit was refused,
     `saved` what the previous card's submit saved. A card of a `group` in the open sort
-    shows the free-tag panel (with `tags_posted`: the tags sent back to be corrected); one
-    whose round-1 labels the open sort's board locked (opensort/access.labels_locked) shows
-    them read-only with the reason."""
-    open_sort = group is not None and group.open_sorting
-    lock = ""
-    if card_status == CardStatus.OPEN and not open_sort:
-        lock = labels_locked(study, request.user, turn)
-    locked = card_status != CardStatus.OPEN or bool(lock)
-    if form is not None and locked:
+    shows the free-tag panel (with `tags_posted`: the tags sent back to be corrected)."""
+    lock = _lock(study, request.user, turn, group, card_status)
+    if form is not None and lock["locked"]:
         # a locked card shows what is stored, whatever was posted to it
         errors = form_errors(form, " ")
         error, form = error or f"Not saved: {errors}", None
@@ -310,18 +304,27 @@ def _render_card(
         "error": error,
         "saved": saved,
         "mine": mine,
-        "locked": locked,
-        "labels_locked": lock,
+        **lock,
         "state_status": card_status,
         "put_off": CardSkip.objects.filter(turn=turn, annotator=request.user).first(),
-        **_ticks(request.user, turn, types, form, mine, open_card=not locked),
+        **_ticks(request.user, turn, types, form, mine, open_card=not lock["locked"]),
         **(evidence.from_form(turn, form) if form is not None else evidence.shown(mine)),
         **_position(study, request.user, turn),
     }
-    if open_sort:
+    if group is not None and group.open_sorting:
         ctx.update(opensort_tags.panel_context(request.user, turn, group, tags_posted))
     template = "annotation/card.html#card" if request.htmx else "annotation/card.html"
     return render(request, template, ctx, status=http)
+
+
+def _lock(study: Study, user, turn: Turn, group, card_status: str) -> dict:
+    """`locked`: the labels form is read-only, because the card has left round 1 or because
+    the open sort's board locked the user's round-1 labels on it; `labels_locked`: the
+    board's reason (opensort/access.labels_locked), shown on the card."""
+    reason = ""
+    if card_status == CardStatus.OPEN and not (group is not None and group.open_sorting):
+        reason = labels_locked(study, user, turn)
+    return {"locked": card_status != CardStatus.OPEN or bool(reason), "labels_locked": reason}
 
 
 def _ticks(user, turn: Turn, types: list, form, mine, open_card: bool) -> dict:
