@@ -73,7 +73,9 @@ def test_a_tag_saved_after_the_freeze_is_refused_saying_when_it_froze(world, stu
     assert_every_tag_set_became_a_label(study)
 
 
-def test_the_card_says_so_when_the_freeze_came_between_the_page_and_the_save(client, world, study):
+def test_the_card_says_so_when_the_freeze_came_between_the_page_and_the_save(
+    client, world, study, monkeypatch
+):
     _, bob = world["experts"]
     client.force_login(bob)
     read = opensort_tags.PostedTags.read
@@ -82,11 +84,8 @@ def test_the_card_says_so_when_the_freeze_came_between_the_page_and_the_save(cli
         freeze(Study.objects.get(pk=study.pk), world["lead"])
         return read(data)
 
-    opensort_tags.PostedTags.read = staticmethod(freeze_first)
-    try:
-        r = post_tags(client, world["turns"][2], "forgot the tests")
-    finally:
-        opensort_tags.PostedTags.read = read
+    monkeypatch.setattr(opensort_tags.PostedTags, "read", staticmethod(freeze_first))
+    r = post_tags(client, world["turns"][2], "forgot the tests")
     html = r.content.decode()
     assert r.status_code == 409
     assert "Not saved: The board was frozen at " in html and "your tag was not saved" in html
@@ -94,7 +93,7 @@ def test_the_card_says_so_when_the_freeze_came_between_the_page_and_the_save(cli
     assert_every_tag_set_became_a_label(study)
 
 
-def test_a_freeze_that_meets_a_tag_without_a_type_is_refused_naming_it(world, study):
+def test_a_freeze_that_meets_a_tag_without_a_type_is_refused_naming_it(world, study, monkeypatch):
     """The tag save landed between the freeze's check of the board and its mapping: the
     freeze is refused, naming the tag, and changes nothing."""
     real_plan = freeze_module.plan
@@ -105,12 +104,9 @@ def test_a_freeze_that_meets_a_tag_without_a_type_is_refused_naming_it(world, st
         bobs_new_tag(world, group)
         return p
 
-    freeze_module.plan = plan_then_tag
-    try:
-        with pytest.raises(FreezeRefused, match="'forgot the tests'") as refused:
-            freeze(study, world["lead"])
-    finally:
-        freeze_module.plan = real_plan
+    monkeypatch.setattr(freeze_module, "plan", plan_then_tag)
+    with pytest.raises(FreezeRefused, match="'forgot the tests'") as refused:
+        freeze(study, world["lead"])
     assert "has no type" in str(refused.value) and "Nothing was changed" in str(refused.value)
     study.refresh_from_db()
     assert study.phase == Phase.OPEN_SORT
