@@ -41,6 +41,7 @@ from ..models import (
     Study,
     Turn,
 )
+from ..opensort.access import labels_locked
 from .common import page_of, paginate, read_query, responses
 from .serializers import (
     AgreementQuerySerializer,
@@ -162,6 +163,9 @@ def annotate(request: Request, slug: str, turn_id: int) -> Response:
     # the server decides the round: the client's (1 unless given) is only checked against it
     if data["round"] != round:
         return _conflict(_wrong_round(state, data["round"]))
+    locked = labels_locked(study, request.user, turn) if round == 1 else ""
+    if locked:  # seen the open sort's board: the card page refuses alike
+        return _conflict(f"{locked} Nothing was saved.")
     try:
         annotation = Annotation.submit(
             turn=turn,

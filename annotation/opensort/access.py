@@ -5,7 +5,8 @@ The board shows every expert's free tags on every card. Round 1 stays blind in a
 too: whoever still has cards of their own to tag in an open-sorting group (an annotator of
 the group without a TagSet on one of its cards) must not see anyone else's tags before giving
 theirs, whatever other role they hold, lead included. Apart from that, the board is for the
-study's leads and its experts (annotation/access.is_expert)."""
+study's leads and its experts (annotation/access.is_expert). Seeing the board locks one's
+own tag sets (opensort/tagging) and round-1 labels on the open sort's cards (labels_locked)."""
 
 from __future__ import annotations
 
@@ -104,3 +105,40 @@ def tags_open_to_lock(study: Study, user) -> bool:
     if study.phase == Phase.OPEN_SORT:
         open_sorting |= Q(phase="")
     return Group.objects.filter(open_sorting, study=study, annotators=user).exists()
+
+
+# -- round-1 labels on the open sort's cards --------------------------------------------------
+#
+# After the freeze a card stays in round 1 until every annotator of its group has labelled it.
+# Whoever has seen the board has seen everyone's tags on the open sort's cards: their round-1
+# labels there lock as their tag sets did (tagging.TagsLocked), rather than the board staying
+# closed to them, because they saw it before the freeze (the experts consolidate it once they
+# have tagged all their cards, and the cards leave round 1 only at the freeze or after it): a
+# board closed from then on would not undo what they saw.
+
+LABELS_LOCKED = "Your round-1 labels on the open sort's cards are locked"
+
+
+def labels_locked(study: Study, user, turn: Turn) -> str:
+    """Why `user` may not give or change a round-1 label on `turn` ("" when they may): they
+    opened the consolidation board of `study` (or its analytics), and it shows the tags of
+    the open sort on this card (someone's tag set is on it). The page, its htmx partial and
+    the API refuse such a submit with this reason, and keep what is stored. One query."""
+    on_board = TagSet.objects.filter(turn=turn, group__study=study)
+    visit = BoardVisit.objects.filter(Exists(on_board), study=study, user=user).first()
+    if visit is None:
+        return ""
+    return (
+        f"{LABELS_LOCKED}, as your tags were: you opened the consolidation board on "
+        f"{visit.first_at:%Y-%m-%d %H:%M} UTC, and it shows everyone's tags on this card: what "
+        "is stored stays your own judgment, given before you saw them."
+    )
+
+
+def labels_open_to_lock(study: Study, user) -> bool:
+    """Whether opening the board would lock round-1 labels `user` may still give or change:
+    they have not seen it yet, and a card of theirs still in round 1 carries open-sort tags."""
+    if BoardVisit.objects.filter(study=study, user=user).exists():
+        return False
+    cards = round1_hidden_from(user, study)
+    return TagSet.objects.filter(group__study=study, turn_id__in=cards).exists()

@@ -5,7 +5,9 @@ One transaction, run in the request: it writes one annotation per tag set throug
 Annotation.submit (the rounds' one entry point), which is fine for the hundreds of cards of an
 exploratory open sort (80 conversations in the study); a board of tens of thousands of tag sets
 would want a background job. The study row is locked first, so a second freeze (a double
-click, two leads at once) waits and is then refused: it happens once."""
+click, two leads at once) waits and is then refused: it happens once; a tag save
+(tagging.save_tag_set) takes the same lock, so it lands wholly before the freeze, which then
+sees its tags (and is refused while one has no type), or after it, and is refused."""
 
 from __future__ import annotations
 
@@ -157,7 +159,12 @@ def freeze(study: Study, actor) -> FreezeResult:
         n = 0
         for ts in tag_sets:
             # only this annotator's own tags, through the one board mapping
-            labels = {types[tag_types[t.pk]].pk: types[tag_types[t.pk]] for t in ts.tags.all()}
+            labels = {}
+            for t in ts.tags.all():
+                bt = types.get(tag_types.get(t.pk))
+                if bt is None:
+                    raise FreezeRefused(_untyped(ts, t))
+                labels[bt.pk] = bt
             try:
                 Annotation.submit(
                     turn=ts.turn,
@@ -188,6 +195,16 @@ def freeze(study: Study, actor) -> FreezeResult:
             after={"version": version.pk, "annotations": n},
         )
     return FreezeResult(version=version, annotations=n, event=event)
+
+
+def _untyped(ts: TagSet, tag: FreeTag) -> str:
+    """A tag set the plan did not see (saved while the freeze was under way): the freeze
+    stops rather than leave a tag out of its author's label."""
+    return (
+        f"The tag {tag.board_name or tag.name!r} of {ts.annotator} on card {ts.turn} of group "
+        f"{ts.group.name!r} has no type: it was given while the freeze was under way. Nothing "
+        "was changed; put it under a type and freeze again."
+    )
 
 
 def _taxonomy_slug(study: Study) -> str:

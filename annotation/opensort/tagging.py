@@ -20,6 +20,7 @@ from django.db.models import Case, Exists, IntegerField, OuterRef, QuerySet, Val
 from django.utils import timezone
 
 from ..models import Annotation, BoardVisit, FreeTag, Group, Phase, Study, TagSet, Turn
+from .reading import frozen_event
 
 MAX_NAME = FreeTag._meta.get_field("name").max_length  # 100
 MAX_DESCRIPTION = FreeTag._meta.get_field("description").max_length  # 500
@@ -29,7 +30,10 @@ SUGGESTIONS = 10  # how many of one's own tags the autocomplete offers at once
 
 class TagRefused(ValueError):
     """A tag set that cannot be saved as given; `field` names the input at fault (tag,
-    description, note, no_smell), the message says what and where. Nothing was saved."""
+    description, note, no_smell), the message says what and where. Nothing was saved.
+    `status`: the HTTP status a page answers it with (bad input; 409: the board moved on)."""
+
+    status = 422
 
     def __init__(self, field: str, message: str):
         super().__init__(message)
@@ -57,6 +61,21 @@ class TagsLocked(TagRefused):
             f"{visit.first_at:%Y-%m-%d %H:%M} UTC, and it shows the others' tags. What you "
             "gave before stays your own judgment (it becomes your round-1 labels at the "
             "freeze).",
+        )
+
+
+class BoardWasFrozen(TagRefused):
+    """Tags that arrive after the freeze (the card's page was drawn before it): the open sort
+    is over, and the tag sets the freeze found are the round-1 labels."""
+
+    status = 409
+
+    def __init__(self, event):
+        super().__init__(
+            "tag",
+            f"The board was frozen at {event.created_at:%Y-%m-%d %H:%M} UTC, your tag was not "
+            "saved: the open sort is over, and the tag sets given before the freeze became "
+            "round-1 labels. Reload the card.",
         )
 
 
@@ -175,12 +194,13 @@ def save_tag_set(
     """Save the annotator's tag set on the card: exactly these tags (their own, new ones
     created), replacing what they had; an empty set only with `no_smell`, so a stray Enter
     never records "no smell". TagRefused (nothing saved) for bad input or a group that is
-    not open-sorting."""
-    if not group.open_sorting:
-        raise NotOpenSorting(group)
-    visit = lock_of(group.study, annotator)
-    if visit is not None:
-        raise TagsLocked(visit)
+    not open-sorting, or frozen meanwhile (BoardWasFrozen).
+
+    The study's row is locked as the freeze (and the board, and the phase switches) lock it,
+    and everything is looked at again under that lock: a tag save and a freeze run one after
+    the other, the second sees what the first did, and no tag set lands after the freeze
+    mapped the others (it would never become a label) nor during it."""
+    _check_open(group, annotator)
     cleaned = clean_tags(tags)
     note = note.strip()
     if len(note) > MAX_NOTE:
@@ -191,8 +211,14 @@ def save_tag_set(
         raise TagRefused("no_smell", 'Choose either tags or "no smell", not both.')
     if not no_smell and not cleaned:
         raise TagRefused("tag", 'Add at least one tag, or tick "no smell" (key 0).')
-    study = group.study
     with transaction.atomic():
+        study = Study.objects.select_for_update().get(pk=group.study_id)
+        event = frozen_event(study)
+        if event is not None:
+            raise BoardWasFrozen(event)
+        group = Group.objects.get(pk=group.pk)
+        group.study = study
+        _check_open(group, annotator)
         chosen = [_own_tag(study, annotator, tag) for tag in cleaned]
         tag_set, _ = TagSet.objects.update_or_create(
             turn=turn,
@@ -202,6 +228,14 @@ def save_tag_set(
         )
         tag_set.tags.set(chosen)
     return tag_set
+
+
+def _check_open(group: Group, annotator) -> None:
+    if not group.open_sorting:
+        raise NotOpenSorting(group)
+    visit = lock_of(group.study, annotator)
+    if visit is not None:
+        raise TagsLocked(visit)
 
 
 def tagged_without_labels(user) -> QuerySet[TagSet]:
@@ -274,6 +308,9 @@ def set_group_phase(group: Group, phase: str) -> None:
             f"Unknown phase {phase!r}: choose one of {', '.join(Phase.values)}, or none."
         )
     with transaction.atomic():
+        # the study's row first, as a tag save locks it: the switch and a tag save on the
+        # group's cards run one after the other (no tag set lands in a group that just left)
+        Study.objects.select_for_update().get(pk=group.study_id)
         group = Group.objects.select_for_update().select_related("study").get(pk=group.pk)
         check_switch(group, group.effective_phase, phase or group.study.phase)
         group.phase = phase

@@ -34,6 +34,7 @@ from ..models import (
     Study,
     Turn,
 )
+from ..opensort.access import labels_locked
 from ..position import position
 from . import feedback, opensort_tags
 from .jobs import jobs_panel_context
@@ -152,6 +153,13 @@ def card(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
         return _render_card(request, study, turn, types, group=group, card_status=status)
     if group.open_sorting:  # free tags instead of types (annotation/opensort)
         return _submit_tags(request, study, turn, group)
+    locked = labels_locked(study, request.user, turn)
+    if locked:  # seen the open sort's board: what is stored stays, whatever was posted
+        status = _card_status(turn, group)
+        error = f"Not saved: {locked}"
+        return _render_card(
+            request, study, turn, types, group=group, error=error, card_status=status, http=409
+        )
     form = AnnotationForm(request.POST, types=types, card=turn)
     if not form.is_valid():
         # the input comes back, to be corrected, marked as not saved (labels.js swaps a 422)
@@ -179,12 +187,13 @@ def card(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
 
 def _submit_tags(request: HttpRequest, study: Study, turn: Turn, group) -> HttpResponse:
     """The card's submit in the open sort: the tag set saved, then the next card as after
-    labels; bad input comes back (422) with the field named, nothing saved."""
-    posted, saved, error = opensort_tags.save(request, turn, group)
+    labels; bad input comes back (422) with the field named, nothing saved (409: the board
+    was frozen meanwhile)."""
+    posted, saved, error, http = opensort_tags.save(request, turn, group)
     if error:
         types = study.taxonomy_version.type_list()
         return _render_card(
-            request, study, turn, types, group=group, tags_posted=posted, error=error, http=422
+            request, study, turn, types, group=group, tags_posted=posted, error=error, http=http
         )
     return _after_submit(request, study, turn, saved)
 
@@ -221,7 +230,9 @@ def card_evidence(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse
     empty. Nothing is stored here: the span goes with the labels form's submit."""
     study, _ = get_study_for_user(request.user, slug)
     turn, group = get_card_for_annotator(request.user, study, turn_id)
-    ctx = {"study": study, "turn": turn, "locked": _card_status(turn, group) != CardStatus.OPEN}
+    locked = _card_status(turn, group) != CardStatus.OPEN
+    locked = locked or bool(labels_locked(study, request.user, turn))
+    ctx = {"study": study, "turn": turn, "locked": locked}
     if request.POST.get("remove") or ctx["locked"]:
         return render(request, "annotation/_evidence.html", ctx)
     ctx["evidence_text"] = request.POST.get("evidence", "")
@@ -277,7 +288,8 @@ def _render_card(
     the input the server sent back to be corrected; `error` says why a submit was refused,
     `saved` what the previous card's submit saved. A card of a `group` in the open sort
     shows the free-tag panel (with `tags_posted`: the tags sent back to be corrected)."""
-    if form is not None and card_status != CardStatus.OPEN:
+    lock = _lock(study, request.user, turn, group, card_status)
+    if form is not None and lock["locked"]:
         # a locked card shows what is stored, whatever was posted to it
         errors = form_errors(form, " ")
         error, form = error or f"Not saved: {errors}", None
@@ -297,11 +309,11 @@ def _render_card(
         "error": error,
         "saved": saved,
         "mine": mine,
-        "locked": card_status != CardStatus.OPEN,
+        **lock,
         "state_status": card_status,
         "put_off": CardSkip.objects.filter(turn=turn, annotator=request.user).first(),
         "key_changes": key_changes(study, request.user, types),
-        **_ticks(request.user, turn, types, form, mine, card_status),
+        **_ticks(request.user, turn, types, form, mine, open_card=not lock["locked"]),
         **(evidence.from_form(turn, form) if form is not None else evidence.shown(mine)),
         **_position(study, request.user, turn),
     }
@@ -311,16 +323,26 @@ def _render_card(
     return render(request, template, ctx, status=http)
 
 
-def _ticks(user, turn: Turn, types: list, form, mine, card_status: str) -> dict:
+def _lock(study: Study, user, turn: Turn, group, card_status: str) -> dict:
+    """`locked`: the labels form is read-only, because the card has left round 1 or because
+    the open sort's board locked the user's round-1 labels on it; `labels_locked`: the
+    board's reason (opensort/access.labels_locked), shown on the card."""
+    reason = ""
+    if card_status == CardStatus.OPEN and not (group is not None and group.open_sorting):
+        reason = labels_locked(study, user, turn)
+    return {"locked": card_status != CardStatus.OPEN or bool(reason), "labels_locked": reason}
+
+
+def _ticks(user, turn: Turn, types: list, form, mine, open_card: bool) -> dict:
     """What the labels form shows ticked: the input sent back, or the stored labels plus,
-    on an open card, the types suggested to their proposer (pre-ticked, not stored)."""
+    on a card open to them, the types suggested to their proposer (pre-ticked, not stored)."""
     suggested: list[str] = []
     if form is not None:
         checked = set(form.data.getlist("types"))
         no_smell = bool(form.data.get("no_smell"))
     else:
         checked = {t.code for t in mine.types.all()} if mine else set()
-        if card_status == CardStatus.OPEN:
+        if open_card:
             by_code = {t.code: t for t in types}
             stored = checked
             checked = Proposal.objects.pretick(user, turn, stored, by_code)

@@ -18,7 +18,7 @@ from ..access import LEADS_ONLY, round1_hidden_from
 from ..models import BoardType, FreeTag, Job, JobKind, Role, Study, Turn
 from ..opensort import board as ops
 from ..opensort import reading
-from ..opensort.access import get_study_for_board, tags_open_to_lock
+from ..opensort.access import get_study_for_board, labels_open_to_lock, tags_open_to_lock
 from ..opensort.board import BoardConflict, BoardError
 from ..opensort.freeze import FreezeRefused, freeze, plan
 from ..tasks import run_agreement
@@ -30,10 +30,14 @@ TYPE_FIELDS = ("name", "category", "definition", "example")
 @require_GET
 def board(request: HttpRequest, slug: str) -> HttpResponse:
     """The board. Whoever may still change tag sets of their own (an annotator of an
-    open-sorting group) is asked first: seeing the board locks them."""
+    open-sorting group), or round-1 labels on the open sort's cards (after the freeze), is
+    asked first: seeing the board locks them."""
     study = get_study_for_board(request.user, slug, record=False)
-    if tags_open_to_lock(study, request.user) and request.GET.get("confirm") != "1":
-        return render(request, "annotation/opensort/board_confirm.html", {"study": study})
+    if request.GET.get("confirm") != "1":
+        tags = tags_open_to_lock(study, request.user)
+        if tags or labels_open_to_lock(study, request.user):
+            ctx = {"study": study, "tags": tags}
+            return render(request, "annotation/opensort/board_confirm.html", ctx)
     get_study_for_board(request.user, slug)  # records the visit
     return render(request, "annotation/opensort/board.html", _context(request, study))
 

@@ -82,10 +82,11 @@ def tags_saved(slug: str, turn: Turn, tag_set) -> SafeString:
     )
 
 
-def save(request: HttpRequest, turn: Turn, group: Group) -> tuple[PostedTags, str, str]:
+def save(request: HttpRequest, turn: Turn, group: Group) -> tuple[PostedTags, str, str, int]:
     """The card's POST while its group open-sorts (annotate.card renders the answer): save
-    the annotator's tag set. Returns (the input, what was saved in words, "") or, for bad
-    input, (the input to send back, "", the refusal naming the field): nothing saved."""
+    the annotator's tag set. Returns (the input, what was saved in words, "", 200) or, when
+    refused, (the input to send back, "", the refusal naming the field, its HTTP status:
+    422 for bad input, 409 when the board was frozen meanwhile): nothing saved."""
     posted = PostedTags.read(request.POST)
     try:
         tag_set = tagging.save_tag_set(
@@ -97,8 +98,8 @@ def save(request: HttpRequest, turn: Turn, group: Group) -> tuple[PostedTags, st
             no_smell=posted.no_smell,
         )
     except tagging.TagRefused as e:
-        return posted, "", f"Not saved: {e}"
-    return posted, tags_saved(group.study.slug, turn, tag_set), ""
+        return posted, "", f"Not saved: {e}", e.status
+    return posted, tags_saved(group.study.slug, turn, tag_set), "", 200
 
 
 @login_required
