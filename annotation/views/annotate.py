@@ -293,12 +293,7 @@ def _render_card(
         # a locked card shows what is stored, whatever was posted to it
         errors = form_errors(form, " ")
         error, form = error or f"Not saved: {errors}", None
-    mine = (
-        Annotation.objects.current()
-        .filter(turn=turn, annotator=request.user, round=1)
-        .prefetch_related("types")
-        .first()
-    )
+    mine = _my_label(turn, request.user)
     ctx = {
         "study": study,
         "turn": turn,
@@ -321,6 +316,12 @@ def _render_card(
         ctx.update(opensort_tags.panel_context(request.user, turn, group, tags_posted))
     template = "annotation/card.html#card" if request.htmx else "annotation/card.html"
     return render(request, template, ctx, status=http)
+
+
+def _my_label(turn: Turn, user) -> Annotation | None:
+    """My current round-1 label on the card, with its types."""
+    mine = Annotation.objects.current().filter(turn=turn, annotator=user, round=1)
+    return mine.prefetch_related("types").first()
 
 
 def _lock(study: Study, user, turn: Turn, group, card_status: str) -> dict:

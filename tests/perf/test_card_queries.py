@@ -18,8 +18,10 @@ from tests.factories import label, make_conversation, make_group
 
 pytestmark = pytest.mark.django_db
 
-# the card: 13 with the member's last seen taxonomy version (annotation/hotkeys.key_changes)
-CARD, CONTEXT, LABEL = 13, 7, 26
+# the card: 14 with the member's last seen taxonomy version (annotation/hotkeys.key_changes)
+# and the open sort's board lock on round-1 labels (opensort/access.labels_locked), the
+# submit 28 (the lock checked on the submit and on the next card)
+CARD, CONTEXT, LABEL = 14, 7, 28
 CONTROL = ("BEGIN", "SAVEPOINT", "RELEASE", "COMMIT", "ROLLBACK")
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
