@@ -18,6 +18,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 
 from ..access import lead_page, lead_post
 from ..accounts.seats import seat_annotator, set_moderator, unseat_annotator
+from ..actions.groups import GroupRefused, create_group
 from ..forms import AssignForm, GroupForm, form_errors
 from ..importers import FORMATS
 from ..models import (
@@ -282,11 +283,11 @@ def _groups_with_counts(study: Study):
 def groups(request: HttpRequest, study: Study) -> HttpResponse:
     form = GroupForm(request.POST or None, instance=Group(study=study))
     if request.method == "POST" and form.is_valid():
-        # the form leaves `study` out, so it cannot check the (study, name) constraint itself
-        if study.groups.filter(name=form.cleaned_data["name"]).exists():
-            form.add_error("name", "This study already has a group with that name.")
+        try:
+            group = create_group(study, form.cleaned_data["name"], form.cleaned_data["kind"])
+        except GroupRefused as e:
+            form.add_error("name", str(e))
         else:
-            group = form.save()
             messages.success(request, f"Group {group} created.")
             return redirect("lead_groups", study.slug)
     ctx = {"study": study, "groups": _groups_with_counts(study), "form": form}
