@@ -15,6 +15,13 @@ from ..models import Kind, Phase, Role, Study
 DEFAULT_PRESET = "interaction-smells"
 
 
+def may_create_studies(user) -> bool:
+    """Who may create a study in the browser (and then leads it): a user with Django's model
+    permission `annotation.add_study`; a superuser has every permission. Leading a study
+    gives no such right."""
+    return user.is_authenticated and user.has_perm("annotation.add_study")
+
+
 class StudyRefused(ValueError):
     """A study that cannot be created as asked; `field` names the input at fault (slug, name,
     taxonomy, phase, lead), the message what is wrong with it."""
