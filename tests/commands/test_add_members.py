@@ -92,6 +92,14 @@ def test_it_seats_a_moderator_and_the_one_replaced_is_an_annotator_again(study, 
     assert member(study, alice) == (Role.ANNOTATOR, Kind.EXPERT)  # no seat, no role
 
 
+def test_a_group_gets_one_moderator(study, alice, bob):
+    group = make_group(study, "G1")
+    with pytest.raises(CommandError, match="a group has one moderator"):
+        add("alice", "bob", "--role", "moderator", "--kind", "expert", "--group", "G1")
+    group.refresh_from_db()
+    assert group.moderator is None and not Membership.objects.filter(study=study).exists()
+
+
 def test_a_new_moderator_needs_a_group(study, alice):
     with pytest.raises(CommandError, match="a moderator moderates a group: name the group"):
         add("alice", "--role", "moderator", "--kind", "expert")
