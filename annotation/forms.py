@@ -7,11 +7,12 @@ from django import forms
 
 from taxonomy.models import Axis, Type
 
+from .actions.studies import DEFAULT_PRESET, preset_names
 from .evidence import EvidenceError, EvidenceSpan, check_span
 from .evolution import report_versions
 from .exports import EXPORT_FORMATS
 from .limits import TextLimit
-from .models import Annotation, Conversation, Group, JobKind, Proposal, Source, Study
+from .models import Annotation, Conversation, Group, JobKind, Phase, Proposal, Source, Study
 
 
 def form_errors(form: forms.Form, sep: str = "; ") -> str:
@@ -205,6 +206,27 @@ class ExportForm(forms.Form):
 
 
 # -- the lead's groups and assignments -----------------------------------------------------
+
+
+class StudyForm(forms.Form):
+    """A new study on the studies page; whoever creates it leads it (actions/studies.py)."""
+
+    slug = forms.SlugField(
+        max_length=50, help_text="In the study's address: letters, digits, - and _."
+    )
+    name = forms.CharField(max_length=200, required=False, help_text="Default: the slug.")
+    taxonomy = forms.ChoiceField(label="Taxonomy preset", initial=DEFAULT_PRESET)
+    phase = forms.ChoiceField(
+        initial=Phase.CLOSED_SORT,
+        choices=[
+            (Phase.CLOSED_SORT, "closed sort: label with the preset's types"),
+            (Phase.OPEN_SORT, "open sort: free tags first, types frozen from them"),
+        ],
+    )
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["taxonomy"].choices = [(name, name) for name in preset_names()]
 
 
 class GroupForm(forms.ModelForm):

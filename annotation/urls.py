@@ -28,6 +28,7 @@ from .views import (
     skip,
     split,
     splitcheck,
+    studies,
     timing,
 )
 
@@ -158,6 +159,7 @@ study = [
 
 urlpatterns = [
     path("", annotate.home, name="home"),
+    path("studies/new/", studies.new_study, name="study_new"),
     # no login: the container's and the load balancer's health check (views/health.py)
     path("healthz", health.healthz, name="healthz"),
     path("s/<slug:slug>/", include(study)),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import Study
+from annotation.models import Group, Study
 
 
 class StudyCommand(BaseCommand):
@@ -21,3 +21,15 @@ class StudyCommand(BaseCommand):
                 f"unknown study {slug!r} (studies: {known or 'none'}; create_study makes one)"
             )
         return study
+
+
+def get_group(study: Study, name: str) -> Group:
+    """The study's group named `name`; CommandError naming the study's groups otherwise."""
+    group = Group.objects.filter(study=study, name=name).first()
+    if group is None:
+        known = ", ".join(study.groups.order_by("name").values_list("name", flat=True))
+        raise CommandError(
+            f"unknown group {name!r} in study {study.slug} (groups: {known or 'none'}; "
+            "create_group makes one)"
+        )
+    return group

@@ -17,8 +17,9 @@ from annotation.models import Proposal
 
 from .. import evidence
 from ..access import get_card_for_annotator, get_study_for_user, is_expert
+from ..actions.studies import may_create_studies
 from ..evolution import pending_labels
-from ..forms import AnnotationForm, MyCardsFilter, form_errors
+from ..forms import AnnotationForm, MyCardsFilter, StudyForm, form_errors
 from ..hotkeys import key_changes
 from ..intake import splitcheck
 from ..messages import context_window, text_view
@@ -43,14 +44,21 @@ from .nav import filter_my_cards, studies_progress, to_discuss_count
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
+    return home_page(request)
+
+
+def home_page(request: HttpRequest, form: StudyForm | None = None, status: int = 200):
     """Each of my studies with my progress (and, where I lead, its cards per state): a fixed
-    number of queries, whatever the number of studies (nav.studies_progress)."""
+    number of queries, whatever the number of studies (nav.studies_progress); and the "New
+    study" form for whoever may create studies."""
     if request.user.is_superuser:
         studies = Study.objects.all()
     else:
         studies = Study.objects.filter(memberships__user=request.user)
     rows = studies_progress(request.user, list(studies.order_by("slug")))
-    return render(request, "annotation/home.html", {"rows": rows})
+    if form is None and may_create_studies(request.user):
+        form = StudyForm()
+    return render(request, "annotation/home.html", {"rows": rows, "form": form}, status=status)
 
 
 @login_required

@@ -3,7 +3,6 @@ with get_study_for_lead, so a non-lead gets a 404 on pages, partials and POSTs a
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 from django.conf import settings
@@ -18,6 +17,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 
 from ..access import lead_page, lead_post
 from ..accounts.seats import seat_annotator, set_moderator, unseat_annotator
+from ..actions.assign import AssignRefused, assign_calibration, assign_selection, draw
+from ..actions.groups import GroupRefused, create_group
 from ..forms import AssignForm, GroupForm, form_errors
 from ..importers import FORMATS
 from ..models import (
@@ -177,68 +178,8 @@ def import_annotations(request: HttpRequest, study: Study) -> HttpResponse:
 # -- assignment -----------------------------------------------------------------------------
 
 
-def _names(groups: list[Group]) -> str:
-    return " and ".join(", ".join(g.name for g in groups).rsplit(", ", 1))
-
-
-def _assign_to_all(conversations, groups: list[Group]) -> int:
-    """Assign `conversations` to every group of `groups` (several: they share them, each
-    running its own rounds); how many conversations were new to at least one group."""
-    ids = list(conversations.values_list("pk", flat=True))
-    before = set(
-        Conversation.objects.filter(pk__in=ids, assignments__group__in=groups)
-        .annotate(n=Count("assignments"))
-        .filter(n=len(groups))
-        .values_list("pk", flat=True)
-    )
-    for group in groups:
-        Conversation.objects.filter(pk__in=ids).assign(group)
-    return len(set(ids) - before)
-
-
-def _assign_by_count(
-    study: Study, groups: list[Group], n: int, seed: int | None
-) -> tuple[bool, str]:
-    unassigned = Conversation.objects.filter(study=study).visible().unassigned()
-    available = unassigned.count()
-    if n > available:
-        return False, f"Asked for {n} conversations but only {available} are unassigned."
-    if seed is None:
-        seed = random.SystemRandom().randrange(1_000_000)
-    chosen = unassigned.sample(n, seed)
-    turns = chosen.aggregate(t=Coalesce(Sum("n_turns"), 0))["t"]
-    done = _assign_to_all(chosen, groups)
-    return True, (
-        f"Assigned {done} conversations ({turns} turns) to {_names(groups)} at random "
-        f"with seed {seed}."
-    )
-
-
-def _assign_selection(groups: list[Group], selected) -> tuple[bool, str]:
-    # Only unassigned ones move: taking a conversation away from a group would orphan the
-    # labels its annotators already gave.
-    total = selected.count()
-    set_aside = total - selected.in_set().count()
-    done = _assign_to_all(selected.unassigned(), groups)
-    skipped = total - set_aside - done
-    message = f"Assigned {done} selected conversations to {_names(groups)}."
-    if skipped:
-        message += f" {skipped} already had a group and stayed in it."
-    return done > 0, message + _set_aside_note(set_aside)
-
-
-def _set_aside_note(n: int) -> str:
-    # set aside by a sample or a split: outside the study's set, never assigned
-    return f" {n} set-aside conversations were left out (not in the study's set)." if n else ""
-
-
-def _assign_calibration(groups: list[Group], selected) -> tuple[bool, str]:
-    """A calibration set: the selected conversations go to every chosen group as well as to
-    the groups they have; no group loses a conversation."""
-    set_aside = selected.count() - selected.in_set().count()
-    done = _assign_to_all(selected.in_set(), groups)
-    message = f"Calibration set: {done} selected conversations newly shared with {_names(groups)}."
-    return done > 0, message + _set_aside_note(set_aside)
+def _ids(conversations) -> list[int]:
+    return list(conversations.values_list("pk", flat=True))
 
 
 @lead_post
@@ -252,14 +193,18 @@ def assign(request: HttpRequest, study: Study) -> HttpResponse:
     try:
         with transaction.atomic():
             if data["how"] == "count":
-                ok, message = _assign_by_count(study, groups, data["count"], data["seed"])
+                result = draw(study, groups, data["count"], data["seed"])
             elif data["how"] == "calibration":
-                ok, message = _assign_calibration(groups, data["conversation"])
+                result = assign_calibration(groups, _ids(data["conversation"]))
             else:
-                ok, message = _assign_selection(groups, data["conversation"])
+                result = assign_selection(groups, _ids(data["conversation"]))
+    except AssignRefused as e:
+        messages.error(request, str(e))
     except SeatConflict as e:
-        ok, message = False, f"Nothing assigned: {e}."
-    (messages.success if ok else messages.error)(request, message)
+        messages.error(request, f"Nothing assigned: {e}.")
+    else:
+        ok = result.done > 0 or data["how"] == "count"
+        (messages.success if ok else messages.error)(request, result.message)
     return redirect("lead_conversations", study.slug)
 
 
@@ -282,11 +227,11 @@ def _groups_with_counts(study: Study):
 def groups(request: HttpRequest, study: Study) -> HttpResponse:
     form = GroupForm(request.POST or None, instance=Group(study=study))
     if request.method == "POST" and form.is_valid():
-        # the form leaves `study` out, so it cannot check the (study, name) constraint itself
-        if study.groups.filter(name=form.cleaned_data["name"]).exists():
-            form.add_error("name", "This study already has a group with that name.")
+        try:
+            group = create_group(study, form.cleaned_data["name"], form.cleaned_data["kind"])
+        except GroupRefused as e:
+            form.add_error("name", str(e))
         else:
-            group = form.save()
             messages.success(request, f"Group {group} created.")
             return redirect("lead_groups", study.slug)
     ctx = {"study": study, "groups": _groups_with_counts(study), "form": form}

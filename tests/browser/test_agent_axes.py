@@ -45,7 +45,9 @@ SELECT_JS = """([turnId, part, words]) => {
 
 @pytest.fixture
 def episode(tmp_path, alice, bob):
-    call_command("create_study", "agents", "--taxonomy", "agent-misalignment", stdout=StringIO())
+    call_command(
+        "create_study", "agents", "--taxonomy", "agent-misalignment", "--no-lead", stdout=StringIO()
+    )
     path = tmp_path / f"{SESSION}.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in claude_code_session()))
     call_command("import_conversations", "agents", str(path), stdout=StringIO())

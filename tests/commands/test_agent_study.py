@@ -23,7 +23,9 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def episode(tmp_path, alice, bob):
     out = StringIO()
-    call_command("create_study", "agents", "--taxonomy", "agent-misalignment", stdout=out)
+    call_command(
+        "create_study", "agents", "--taxonomy", "agent-misalignment", "--no-lead", stdout=out
+    )
     assert "on taxonomy agent-misalignment v1" in out.getvalue()
     path = tmp_path / f"{SESSION}.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in claude_code_session()))

@@ -27,7 +27,7 @@ def test_it_refuses_a_duplicate_group_name(client, study, lead):
         reverse("lead_groups", args=[study.slug]), {"name": "G1", "kind": "student"}
     )
     assert response.status_code == 200
-    assert "already has a group with that name" in response.content.decode()
+    assert "study s1 already has a group named &#x27;G1&#x27;" in response.content.decode()
     assert study.groups.count() == 1
 
 

@@ -361,10 +361,10 @@ def test_an_unknown_phase_is_refused_by_name(study, alice):
 
 
 def test_create_study_takes_a_phase(db, capsys):
-    call_command("create_study", "pilot", "--phase", "open_sort")
+    call_command("create_study", "pilot", "--phase", "open_sort", "--no-lead")
     assert Study.objects.get(slug="pilot").phase == Phase.OPEN_SORT
     assert "in the open sort" in capsys.readouterr().out
-    call_command("create_study", "later")
+    call_command("create_study", "later", "--no-lead")
     assert Study.objects.get(slug="later").phase == Phase.CLOSED_SORT
 
 
