@@ -200,7 +200,7 @@ def save_tag_set(
     and everything is looked at again under that lock: a tag save and a freeze run one after
     the other, the second sees what the first did, and no tag set lands after the freeze
     mapped the others (it would never become a label) nor during it."""
-    _check_open(group, annotator)
+    check_open(group, annotator)
     cleaned = clean_tags(tags)
     note = note.strip()
     if len(note) > MAX_NOTE:
@@ -218,7 +218,7 @@ def save_tag_set(
             raise BoardWasFrozen(event)
         group = Group.objects.get(pk=group.pk)
         group.study = study
-        _check_open(group, annotator)
+        check_open(group, annotator)
         chosen = [_own_tag(study, annotator, tag) for tag in cleaned]
         tag_set, _ = TagSet.objects.update_or_create(
             turn=turn,
@@ -230,7 +230,7 @@ def save_tag_set(
     return tag_set
 
 
-def _check_open(group: Group, annotator) -> None:
+def check_open(group: Group, annotator) -> None:
     if not group.open_sorting:
         raise NotOpenSorting(group)
     visit = lock_of(group.study, annotator)
