@@ -323,11 +323,18 @@ class ProposalDecisionForm(forms.Form):
 
 
 class SplitCheckForm(forms.Form):
-    """A split-check study from the source study's split points (intake/splitcheck.py)."""
+    """A split-check study from the source study's entries or split points
+    (intake/splitcheck)."""
 
+    unit = forms.ChoiceField(
+        label="Each card checks",
+        choices=[("entries", "an entry (the study's procedure)"), ("boundaries", "a split point")],
+        initial="entries",
+        widget=forms.RadioSelect,
+    )
     slug = forms.SlugField(label="New study's slug", max_length=50)
     name = forms.CharField(label="Name", max_length=200, required=False)
-    n = forms.IntegerField(label="Split points to draw", min_value=1)
+    n = forms.IntegerField(label="How many to draw", min_value=1)
     seed = forms.IntegerField(label="Seed", initial=0)
 
 

@@ -79,6 +79,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
@@ -1101,3 +1102,21 @@ def _versus(truth: np.ndarray, given: np.ndarray, codes: Sequence[str], n_codes:
     _put_labels(r, "f1", codes, f1)
     _put_labels(r, "per_label_kappa", codes, kappas)
     return r
+
+
+# ---------------------------------------------------------------------------------------
+# A proportion's interval
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> list[float] | None:
+    """Wilson's score interval of the proportion successes / n, two-sided, no continuity
+    correction, clipped to [0, 1] (statsmodels' proportion_confint(method="wilson")); None
+    for n = 0."""
+    if n <= 0:
+        return None
+    z = NormalDist().inv_cdf(1 - (1 - confidence) / 2)
+    p, z2 = successes / n, z * z
+    denom = 1 + z2 / n
+    center = (p + z2 / (2 * n)) / denom
+    half = z * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
+    return [float(max(0.0, center - half)), float(min(1.0, center + half))]

@@ -22,6 +22,7 @@ from .spec import (
     label_cell,
     value_of,
 )
+from .splitcheck import split_check_tables
 
 
 def report_spec(
@@ -56,7 +57,7 @@ def axis_tables(axis: str, data: Mapping, entries: Sequence[TaxonomyEntry]) -> l
         versus_table(versus),
         *(versus_types_table(who, r, codes, names) for who, r in versus.items()),
         taxonomy_table(extras, entries),
-        *([split_check_table(data["split_check"])] if "split_check" in data else []),
+        *split_check_tables(data.get("split_check")),
     ]
 
 
@@ -445,36 +446,4 @@ def taxonomy_table(extras: Mapping, entries: Sequence[TaxonomyEntry]) -> Table:
         outputs=EVERYWHERE,
         totals=totals,
         note=note,
-    )
-
-
-SPLIT_CHECK = (
-    Column("who", "Labels of", "text"),
-    Column("n_cards", "Split points", COUNT, text="{} split points"),
-    Column("n_right", "Right split", COUNT, text="{} right"),
-    Column("accuracy", "Accuracy", "share", text="accuracy {}"),
-)
-
-
-def split_check_table(check: Mapping) -> Table:
-    """A split-check study: the share of checked split points labelled "Right split", for
-    the consensus (the study-level gold) and for each annotator."""
-    rows = [Row(_cells(check.get("consensus", {}), SPLIT_CHECK, who=Cell("Consensus")),
-                name="consensus", text="Consensus", css="overall")]  # fmt: skip
-    for who, r in check.get("annotators", {}).items():
-        shown = f"{who} (judge)" if r.get("judge") else who
-        rows.append(Row(_cells(r, SPLIT_CHECK, who=Cell(shown)), name=who, text=shown))
-    intro = (
-        "Accuracy: the share of the checked split points whose label is "
-        f"`{check.get('right', 'right_split')}` (Right split); any other label, or none, "
-        "counts as not right."
-    )
-    return Table(
-        "split-check",
-        "Split check: accuracy",
-        "split_check",
-        SPLIT_CHECK,
-        tuple(rows),
-        outputs=EVERYWHERE,
-        intro=intro,
     )

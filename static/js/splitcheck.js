@@ -1,9 +1,11 @@
-// A split-check card (templates/annotation/_split_check.html): the original opens scrolled
-// to the boundary, so the turns on both sides of the split are what the reader sees first;
-// "Go to the split" scrolls there again and moves the focus onto the boundary.
+// A split-check card (templates/annotation/_split_check.html, _split_check_entry.html): the
+// original opens scrolled to the boundary (a split point) or to the entry's first turn (an
+// entry), so what is checked is what the reader sees first; "Go to the split" / "Go to the
+// entry" scrolls there again and moves the focus onto the mark.
 (function () {
   function showBoundary(focus) {
-    var boundary = document.getElementById("split-boundary");
+    var boundary =
+      document.getElementById("split-boundary") || document.getElementById("entry-start");
     if (!boundary) return;
     var side = boundary.closest(".split-side");
     if (side) {
@@ -17,7 +19,9 @@
     window.cardsortSplitCheck = true;
     document.addEventListener("htmx:afterSettle", function () { showBoundary(false); });
     document.addEventListener("click", function (e) {
-      var link = e.target.closest && e.target.closest('a[href="#split-boundary"]');
+      var link =
+        e.target.closest &&
+        e.target.closest('a[href="#split-boundary"], a[href="#entry-start"]');
       if (!link) return;
       e.preventDefault();
       showBoundary(true);

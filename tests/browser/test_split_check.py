@@ -1,13 +1,13 @@
-"""An annotator of a split-check study sees the original beside its two parts, the boundary
-in view, reaches each side with Tab (it scrolls with the arrow keys), and labels the card
-with the keyboard alone."""
+"""An annotator of a split-check study sees the original beside what is checked (an entry,
+its turns marked, or, over boundaries, the two parts with the boundary in view), reaches each
+side with Tab (it scrolls with the arrow keys), and labels the card with the keyboard alone."""
 
 from __future__ import annotations
 
 import pytest
 
 from annotation.intake.splitcheck import create_split_check
-from annotation.models import Annotation, Conversation, SetAside, Turn
+from annotation.models import Annotation, Conversation, Job, JobKind, JobStatus, SetAside, Turn
 from tests.browser.a11y import assert_no_serious_violations
 from tests.browser.pages import box, checked_codes, key_of, log_in, submit_with_enter, wait_for_card
 from tests.factories import make_conversation, make_group, make_study
@@ -57,7 +57,7 @@ def test_an_annotator_sees_the_split_beside_the_original_and_labels_it_with_keys
             user_text="Now a **different topic**: a SQL query"
         )
         _split(original, 9)
-    study = create_split_check(source, "check", n=2, seed=0)
+    study = create_split_check(source, "check", n=2, seed=0, unit="boundaries")
     group = make_group(study, "G", [alice])
     Conversation.objects.filter(study=study).assign(group)
     first, second = Turn.objects.filter(conversation__study=study).order_by("conversation_id")
@@ -116,6 +116,91 @@ def test_an_annotator_sees_the_split_beside_the_original_and_labels_it_with_keys
         )
     }
     assert stored == {first.pk: {"right_split"}, second.pk: {"should_not_split"}}
+    assert errors == []
+    context.close()
+
+
+def test_an_annotator_sees_the_entry_beside_its_original_and_labels_it_with_keys(
+    browser, live_server, alice
+):
+    source = make_study("src")
+    long = make_conversation(source, "long", n_turns=12)
+    Turn.objects.filter(conversation=long, index=9).update(
+        user_text="Now a **different topic**: a SQL query"
+    )
+    _split(long, 9)
+    whole = make_conversation(source, "whole", n_turns=3)
+    Job.objects.create(
+        study=source, kind=JobKind.SPLIT, status=JobStatus.DONE,
+        params={"conversations": [long.pk, whole.pk]},
+    )  # fmt: skip
+    study = create_split_check(source, "check", n=3, seed=0)  # every entry: long#1, #2, whole
+    group = make_group(study, "G", [alice])
+    Conversation.objects.filter(study=study).assign(group)
+    cards = {
+        t.conversation.external_id: t
+        for t in Turn.objects.filter(conversation__study=study).select_related("conversation")
+    }
+    assert set(cards) == {"long/part1", "long/part2", "whole"}
+
+    context, page, errors = log_in(browser, live_server, "alice")
+    page.set_viewport_size({"width": 1400, "height": 800})
+    page.goto(f"{live_server.url}/s/check/queue/")
+    wait_for_card(page, cards["long/part1"])
+    # the entry preset's keys: 4 is "ends too early", pick-one
+    assert key_of(page, "ends_too_early") == "4" and key_of(page, "correct") == "1"
+    page.keyboard.press("4")
+    assert checked_codes(page) == {"ends_too_early"}
+    assert submit_with_enter(page) == cards["long/part2"].pk
+
+    assert_no_serious_violations(page, "split-check entry card")
+    original, entry = page.locator(".split-original"), page.locator(".split-entry")
+    # side by side: the original on the left, the entry on the right, both in view
+    o, e = original.bounding_box(), entry.bounding_box()
+    assert o["x"] + o["width"] <= e["x"] + 1 and abs(o["y"] - e["y"]) < 5
+    assert "Entry: long/part2 (part 2, turns 9–12 of the original)" in entry.inner_text()
+    assert entry.locator(".turn-mark").count() == 4
+    # the original opens scrolled to where the entry starts; its four turns carry the mark
+    start = page.locator("#entry-start")
+    assert "The entry starts: turn 9" in start.inner_text()
+    assert original.evaluate("el => el.scrollTop") > 0
+    box_o, box_s = original.bounding_box(), start.bounding_box()
+    assert box_o["y"] <= box_s["y"] <= box_o["y"] + box_o["height"]
+    marked = original.locator(".split-turn.side-entry")
+    assert marked.count() == 4 and "Turn 9 of 12 · the entry's" in marked.first.inner_text()
+    assert marked.first.evaluate("el => getComputedStyle(el).borderLeftWidth") == "4px"
+    assert original.locator(".split-turn.side-outside").count() == 8
+    assert entry.locator("strong", has_text="different topic").count() == 1
+
+    # the keyboard reaches both sides
+    page.locator("body").focus()
+    tab_to(page, ".split-original")
+    tab_to(page, ".split-entry")
+    page.keyboard.press("5")
+    assert checked_codes(page) == {"mixes_topics"}
+    page.keyboard.press("1")
+    assert checked_codes(page) == {"correct"}
+    assert submit_with_enter(page) == cards["whole"].pk
+
+    # an entry left whole: the original alone, full width, every turn marked
+    assert page.locator(".split-entry").count() == 0
+    only = page.locator(".split-original")
+    assert only.locator(".split-turn.side-entry").count() == 3
+    assert "Entry = original, left whole: whole (3 turns)" in only.inner_text()
+    sides = page.locator(".split-sides").bounding_box()
+    assert only.bounding_box()["width"] > 0.95 * sides["width"]
+    assert_no_serious_violations(page, "split-check whole entry card")
+
+    stored = {
+        a.turn_id: a.codes
+        for a in Annotation.objects.filter(annotator=alice, is_current=True).prefetch_related(
+            "types"
+        )
+    }
+    assert stored == {
+        cards["long/part1"].pk: {"ends_too_early"},
+        cards["long/part2"].pk: {"correct"},
+    }
     assert errors == []
     context.close()
 

@@ -1,6 +1,8 @@
-"""The split-check study (issue 10, point 3): a seeded sample of a study's split points, one
-card each showing the original beside its two parts; the `create_split_check` command and
-the lead's page; the accuracy ("Right split" share) of the agreement job and report.
+"""The split-check study over boundaries (issue 10, point 3; `--unit boundaries` since issue
+20): a seeded sample of a study's split points, one card each showing the original beside
+its two parts; the `create_split_check` command and the lead's page; the accuracy ("Right
+split" share) of the agreement job and report. The check over entries, the default, is
+tests/intake/test_split_check_entries.py's.
 
 Split parts are made here with the ORM (`split`), as a split would leave them: the original
 set aside as split, each part a conversation of its own copied turns with `split_from` and
@@ -21,14 +23,11 @@ from hypothesis import strategies as st
 from sklearn.metrics import accuracy_score
 
 from annotation.agreement import data as agreement_data
+from annotation.agreement.splitcheck import accuracy
 from annotation.intake import splitcheck
-from annotation.intake.splitcheck import (
-    RIGHT_SPLIT,
-    SplitCheckError,
-    accuracy,
-    create_split_check,
-    split_points,
-)
+from annotation.intake.splitcheck import RIGHT_SPLIT, SplitCheckError, create_split_check
+from annotation.intake.splitcheck import boundaries as points_check
+from annotation.intake.splitcheck.boundaries import split_points
 from annotation.models import (
     Conversation,
     Job,
@@ -122,27 +121,27 @@ def test_it_finds_one_split_point_per_boundary_between_consecutive_parts():
 
 def test_it_ignores_an_original_that_is_not_set_aside_as_split():
     source = make_source()
-    assert splitcheck.count_split_points(source) == 6
+    assert points_check.count_split_points(source) == 6
     Conversation.objects.filter(study=source, external_id="a").update(set_aside=SetAside.NO)
     assert ("a", 3) not in [(p.original_external_id, p.before_turn) for p in split_points(source)]
-    assert splitcheck.count_split_points(source) == len(split_points(source)) == 5
+    assert points_check.count_split_points(source) == len(split_points(source)) == 5
 
 
 def test_the_same_seed_draws_the_same_split_points_whatever_the_database_ids():
     one = make_source("one", order=["a", "b", "c", "d"])
     two = make_source("two", order=["d", "c", "b", "a"])  # other ids, reversed
     for seed in range(5):
-        first = create_split_check(one, f"one-{seed}", n=3, seed=seed)
-        second = create_split_check(two, f"two-{seed}", n=3, seed=seed)
+        first = create_split_check(one, f"one-{seed}", n=3, seed=seed, unit="boundaries")
+        second = create_split_check(two, f"two-{seed}", n=3, seed=seed, unit="boundaries")
         assert drawn(first) == drawn(second)
         assert drawn(first) == sorted(drawn(first))  # stable order: by original, then boundary
     assert len({tuple(drawn(Study.objects.get(slug=f"one-{s}"))) for s in range(5)}) > 1
 
 
-def _point(ext: str, before: int, original_id: int) -> splitcheck.SplitPoint:
-    part = splitcheck.Part(0, f"{ext}/p", 1, before - 1, 1)
-    after = splitcheck.Part(0, f"{ext}/q", before, 2, 2)
-    return splitcheck.SplitPoint(original_id, ext, before + 1, before, (part, after), ("", 0, ""))
+def _point(ext: str, before: int, original_id: int) -> points_check.SplitPoint:
+    part = points_check.Part(0, f"{ext}/p", 1, before - 1, 1)
+    after = points_check.Part(0, f"{ext}/q", before, 2, 2)
+    return points_check.SplitPoint(original_id, ext, before + 1, before, (part, after), ("", 0, ""))
 
 
 @settings(max_examples=100, deadline=None)
@@ -165,9 +164,12 @@ def test_the_draw_depends_on_the_points_never_on_their_ids(keys, ids, seed, data
         ids.shuffle(numbers)  # other database ids, other insertion order
         points = [_point(ext, before, pk) for (ext, before), pk in zip(keys, numbers, strict=True)]
         ids.shuffle(points)
-        points.sort(key=splitcheck.SplitPoint.sort_key)
+        points.sort(key=points_check.SplitPoint.sort_key)
         draws.append(
-            [(p.original_external_id, p.before_turn) for p in splitcheck.draw(points, n, seed)]
+            [
+                (p.original_external_id, p.before_turn)
+                for p in points_check.draw_points(points, n, seed)
+            ]
         )
     assert draws[0] == draws[1]
     assert len(draws[0]) == n and len(set(draws[0])) == n and set(draws[0]) <= set(keys)
@@ -177,18 +179,18 @@ def test_the_draw_depends_on_the_points_never_on_their_ids(keys, ids, seed, data
 def test_it_refuses_more_split_points_than_there_are_and_writes_nothing():
     source = make_source()
     with pytest.raises(SplitCheckError, match="asked for 7 split points, the source study has 6"):
-        create_split_check(source, "check", n=7, seed=1)
+        create_split_check(source, "check", n=7, seed=1, unit="boundaries")
     with pytest.raises(SplitCheckError, match="at least 1"):
-        create_split_check(source, "check", n=0, seed=1)
+        create_split_check(source, "check", n=0, seed=1, unit="boundaries")
     assert not Study.objects.filter(slug="check").exists()
 
 
 def test_it_refuses_a_taken_or_invalid_slug():
     source = make_source()
     with pytest.raises(SplitCheckError, match="already exists"):
-        create_split_check(source, "src", n=1, seed=1)
+        create_split_check(source, "src", n=1, seed=1, unit="boundaries")
     with pytest.raises(SplitCheckError, match="not a valid slug"):
-        create_split_check(source, "no spaces", n=1, seed=1)
+        create_split_check(source, "no spaces", n=1, seed=1, unit="boundaries")
 
 
 # -- the new study --------------------------------------------------------------------------
@@ -199,7 +201,7 @@ def test_it_makes_one_card_per_drawn_split_point_with_what_it_checks():
     lead, expert = make_user("lead"), make_user("expert")
     source.add_member(lead, Role.LEAD, Kind.EXPERT)
     source.add_member(expert, Role.ANNOTATOR, Kind.EXPERT)
-    study = create_split_check(source, "check", n=6, seed=7, name="Check")
+    study = create_split_check(source, "check", n=6, seed=7, name="Check", unit="boundaries")
 
     assert study.name == "Check"
     assert study.taxonomy_version.taxonomy.slug == "split-check"
@@ -250,7 +252,7 @@ def _one_card_study(source_turns: int = 6, starts=(2, 4), before: int = 4):
         for s in range(100)
         if drawn_point(source, s) == before  # the seed that draws the boundary wanted
     )
-    study = create_split_check(source, "check", n=1, seed=seed)
+    study = create_split_check(source, "check", n=1, seed=seed, unit="boundaries")
     alice = make_user("alice")
     group = make_group(study, "G", [alice])
     Conversation.objects.filter(study=study).assign(group)
@@ -258,7 +260,7 @@ def _one_card_study(source_turns: int = 6, starts=(2, 4), before: int = 4):
 
 
 def drawn_point(source: Study, seed: int) -> int:
-    return splitcheck.draw(split_points(source), 1, seed)[0].before_turn
+    return points_check.draw_points(split_points(source), 1, seed)[0].before_turn
 
 
 def test_the_card_shows_the_original_with_the_boundary_beside_the_two_parts(client):
@@ -368,7 +370,7 @@ def _labelled_check(n_cards: int = 4):
     source = make_study("src")
     for i in range(n_cards):
         split(make_conversation(source, f"c{i}", n_turns=4), 3)
-    study = create_split_check(source, "check", n=n_cards, seed=1)
+    study = create_split_check(source, "check", n=n_cards, seed=1, unit="boundaries")
     alice, bob, lead = make_user("alice"), make_user("bob"), make_user("lead")
     study.add_member(lead, Role.LEAD, Kind.EXPERT)
     group = make_group(study, "G", [alice, bob])
@@ -428,12 +430,23 @@ def test_the_command_makes_the_study_and_says_what_it_drew():
     lead = make_user("lead")
     source.add_member(lead, Role.LEAD, Kind.EXPERT)
     out = StringIO()
-    call_command("create_split_check", "src", "check", "--n", "4", "--seed", "3", stdout=out)
+    call_command(
+        "create_split_check",
+        "src",
+        "check",
+        "--unit",
+        "boundaries",
+        "--n",
+        "4",
+        "--seed",
+        "3",
+        stdout=out,
+    )
     study = Study.objects.get(slug="check")
     assert Conversation.objects.filter(study=study).count() == 4
     assert "4 of its 6 split points, drawn with seed 3" in out.getvalue()
     assert study.role_of(lead) == Role.LEAD
-    again = create_split_check(source, "again", n=4, seed=3)
+    again = create_split_check(source, "again", n=4, seed=3, unit="boundaries")
     assert drawn(again) == drawn(study)
 
 
@@ -442,7 +455,9 @@ def test_the_command_names_what_is_wrong():
     with pytest.raises(CommandError, match="unknown study 'nope'"):
         call_command("create_split_check", "nope", "check", "--n", "1", "--seed", "1")
     with pytest.raises(CommandError, match="the source study has 6"):
-        call_command("create_split_check", "src", "check", "--n", "10", "--seed", "1")
+        call_command(
+            "create_split_check", "src", "check", "--unit", "boundaries", "--n", "10", "--seed", "1"
+        )
     assert not Study.objects.filter(slug="check").exists()
 
 
@@ -470,24 +485,27 @@ def test_the_lead_makes_a_split_check_study_from_the_page(client, page_setup):
     url = reverse("lead_split_check", args=["src"])
     page = client.get(url)
     assert page.status_code == 200 and "<strong>6</strong> split points" in page.text
-    response = client.post(url, {"slug": "check", "name": "", "n": 5, "seed": 2})
+    response = client.post(
+        url, {"unit": "boundaries", "slug": "check", "name": "", "n": 5, "seed": 2}
+    )
     assert response.status_code == 302 and response["Location"] == reverse("study", args=["check"])
     study = Study.objects.get(slug="check")
     assert Conversation.objects.filter(study=study).count() == 5
     assert study.role_of(make_user("lead")) == Role.LEAD
-    assert drawn(study) == drawn(create_split_check(page_setup, "same", n=5, seed=2))
+    assert drawn(study) == drawn(
+        create_split_check(page_setup, "same", n=5, seed=2, unit="boundaries")
+    )
 
 
 def test_the_page_says_what_is_wrong_and_writes_nothing(client, page_setup):
     client.login(username="lead", password=PASSWORD)
     url = reverse("lead_split_check", args=["src"])
-    response = client.post(url, {"slug": "check", "n": 60, "seed": 2})
+    response = client.post(url, {"unit": "boundaries", "slug": "check", "n": 60, "seed": 2})
     assert response.status_code == 422
     assert "asked for 60 split points, the source study has 6" in response.text
-    response = client.post(url, {"slug": "check", "n": "", "seed": 2})
+    response = client.post(url, {"unit": "boundaries", "slug": "check", "n": "", "seed": 2})
     assert (
-        response.status_code == 422
-        and "Split points to draw: This field is required" in response.text
+        response.status_code == 422 and "How many to draw: This field is required" in response.text
     )
     assert not Study.objects.filter(slug="check").exists()
 

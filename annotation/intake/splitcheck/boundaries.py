@@ -1,12 +1,10 @@
-"""The split check: a study whose cards are the split points of another study.
+"""The split check over boundaries (`--unit boundaries`): the cards are the split points of
+another study.
 
 A split point is an original conversation (set aside as split) and the boundary between
 two consecutive parts of it: `before_turn`, the original's turn where the second part
-starts. `create_split_check` draws `n` of a source study's split points with a seed and
-makes a new study on the `split-check` preset with one conversation per point; its single
-turn is the card, which the card page shows as the original (boundary marked) beside the two
-parts (`card_context`). What a card checks is stored in its conversation's metadata
-(`{"split_check": {...}}`), so the card and any export can name it.
+starts. One card per drawn point, on the `split-check` preset; the card page shows the
+original (boundary marked) beside the two parts (`card_context`).
 
 The draw is reproducible across databases: the points are put in a stable order (the
 original's external id, source file and line, fingerprint, then the boundary; the database
@@ -14,32 +12,19 @@ id only breaks a tie left after those), `random.Random(seed)` picks `n` of them,
 picked ones keep that stable order, which becomes the new study's card order.
 
 Accuracy: the share of checked split points whose label is "Right split", for the
-consensus and for each annotator (`accuracy`); the agreement job adds it to its result when
-the study's taxonomy has that type (annotation/agreement/data.py), and the report's tables
-print it (annotation/agreement/tables.py)."""
+consensus and for each annotator (annotation/agreement/splitcheck.py)."""
 
 from __future__ import annotations
 
-import random
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from django.core.exceptions import ValidationError
-from django.core.validators import validate_slug
-from django.db import transaction
-
-from taxonomy.models import Taxonomy
-
-from ..models import Conversation, Membership, Role, Sample, SetAside, Study, Turn
+from ...models import Conversation, SetAside, Study, Turn
+from .common import Card, Size, check_slug, draw, new_study, size
 
 PRESET = "split-check"
 RIGHT_SPLIT = "right_split"
-SOURCE_FORMAT = "split_check"
-METADATA_KEY = "split_check"
-
-
-class SplitCheckError(ValueError):
-    """A split check that cannot be made; the message says what and why."""
+EMPTY = "no conversation of it is split yet"
+NOUN = "split points"
 
 
 @dataclass(frozen=True)
@@ -140,17 +125,9 @@ def count_split_points(study: Study) -> int:
     return parts.count() - parts.values("split_from_id").distinct().count()
 
 
-def draw(points: list[SplitPoint], n: int, seed: int) -> list[SplitPoint]:
+def draw_points(points: list[SplitPoint], n: int, seed: int) -> list[SplitPoint]:
     """`n` of the points (given in the stable order) drawn with `seed`, in the stable order."""
-    if n < 1:
-        raise SplitCheckError(f"--n must be at least 1 (got {n})")
-    if n > len(points):
-        raise SplitCheckError(
-            f"asked for {n} split points, the source study has {len(points)}"
-            + ("" if points else " (no conversation of it is split yet)")
-        )
-    picked = sorted(random.Random(seed).sample(range(len(points)), n))
-    return [points[i] for i in picked]
+    return draw(points, n, seed, NOUN, EMPTY)
 
 
 def card_text(point: SplitPoint) -> str:
@@ -164,88 +141,50 @@ def card_text(point: SplitPoint) -> str:
     )
 
 
-@transaction.atomic
-def create_split_check(
-    source: Study, slug: str, *, n: int, seed: int, name: str = "", created_by=None
+def create(
+    source: Study,
+    slug: str,
+    *,
+    n: int | None,
+    seed: int,
+    confidence: float | None = None,
+    margin: float | None = None,
+    name: str = "",
+    created_by=None,
 ) -> Study:
     """A new study on the split-check preset with one card per drawn split point of
-    `source`; the source study's leads lead it. Nothing is written when it fails."""
-    try:
-        validate_slug(slug)
-    except ValidationError:
-        raise SplitCheckError(
-            f"{slug!r} is not a valid slug: use letters, digits, '-' and '_' only"
-        ) from None
-    if Study.objects.filter(slug=slug).exists():
-        raise SplitCheckError(f"a study with slug {slug!r} already exists")
+    `source`; call inside a transaction (splitcheck.create_split_check)."""
+    check_slug(slug)
     points = split_points(source)
-    drawn = draw(points, n, seed)
-    study = Study.objects.create(
-        slug=slug,
-        name=name or f"Split check of {source.name}",
-        description=methods_text(source, n, len(points), seed),
-        taxonomy_version=Taxonomy.load_preset(PRESET),
-    )
-    leads = Membership.objects.filter(study=source, role=Role.LEAD)
-    Membership.objects.bulk_create(
-        Membership(study=study, user_id=m.user_id, role=Role.LEAD, kind=m.kind) for m in leads
-    )
-    conversations = Conversation.objects.bulk_create(
-        Conversation(
-            study=study,
-            external_id=f"{p.original_external_id} @ turn {p.before_turn}"[-255:],
-            source_format=SOURCE_FORMAT,
-            source_file=f"study {source.slug}",
-            n_turns=1,
-            metadata={METADATA_KEY: p.as_metadata(source)},
+    drawn = size(n, len(points), confidence, margin, noun=NOUN, empty=EMPTY)
+    methods = methods_text(source, drawn, len(points), seed)
+    cards = [
+        Card(
+            f"{p.original_external_id} @ turn {p.before_turn}", p.as_metadata(source), card_text(p)
         )
-        for p in drawn
-    )
-    Turn.objects.bulk_create(
-        Turn(conversation=c, index=1, user_text=card_text(p))
-        for c, p in zip(conversations, drawn, strict=True)
-    )
-    Sample.objects.create(
-        study=study,
-        population=len(points),
-        n=n,
-        seed=seed,
-        methods=study.description,
-        created_by=created_by,
-    )
-    return study
+        for p in draw_points(points, drawn.n, seed)
+    ]
+    return new_study(
+        source, slug, preset=PRESET, name=name, methods=methods, cards=cards,
+        population=len(points), drawn=drawn, seed=seed, created_by=created_by,
+    )  # fmt: skip
 
 
-def methods_text(source: Study, n: int, population: int, seed: int) -> str:
+def methods_text(source: Study, drawn: Size, population: int, seed: int) -> str:
     return (
-        f"Split check of study {source.slug}: {n:,} of its {population:,} split points, "
-        f"drawn with seed {seed}."
+        f"Split check of study {source.slug}: {drawn.n:,} of its {population:,} split points, "
+        f"drawn with seed {seed}{drawn.said()}."
     )
 
 
 # -- the card ---------------------------------------------------------------------------------
 
 
-def check_of(conversation: Conversation) -> dict | None:
-    """What the conversation's card checks, or None for any other conversation."""
-    check = (conversation.metadata or {}).get(METADATA_KEY)
-    return check if isinstance(check, dict) else None
-
-
-def turn_context(turn: Turn) -> dict:
-    """What the card's turn panel needs (card and discussion page): its conversation and,
-    on a split-check card, what `card_context` gives."""
-    return {"conversation": turn.conversation, **card_context(turn.conversation)}
-
-
-def card_context(conversation: Conversation) -> dict:
-    """What the card shows of a split point: {"split_check": {...}} with the original's
-    turns (each knowing its side of the boundary) and each part's turns, or {} for a card of
-    any other study. Two queries. A part or an original gone since (the split was undone)
-    is named as missing rather than failing the card."""
-    check = check_of(conversation)
-    if check is None:
-        return {}
+def card_context(check: dict) -> dict:
+    """What the card shows of a split point (`check`, its metadata): {"split_check": {...}}
+    with the original's turns (each knowing its side of the boundary) and each part's turns.
+    Two queries. A part or an original gone since (the split was undone) is named as missing
+    rather than failing the card."""
     before = check["before_turn"]
     parts_meta = check["parts"]
     ids = [check["original_id"], *(p["id"] for p in parts_meta)]
@@ -281,43 +220,4 @@ def card_context(conversation: Conversation) -> dict:
             "original_turns": original,
             "parts": parts,
         }
-    }
-
-
-# -- accuracy ---------------------------------------------------------------------------------
-
-
-def _share(labels: Iterable[frozenset], right: str) -> dict:
-    sets = list(labels)
-    n_right = sum(1 for s in sets if s == frozenset({right}))
-    out: dict = {"n_cards": len(sets), "n_right": n_right}
-    if sets:
-        out["accuracy"] = n_right / len(sets)
-    else:
-        out["accuracy"] = None
-        out["accuracy_reason"] = "undefined: no card labelled"
-    return out
-
-
-def accuracy(
-    consensus: Iterable[frozenset],
-    annotators: Mapping[str, Iterable[frozenset]],
-    *,
-    judges: Iterable[str] = (),
-    right: str = RIGHT_SPLIT,
-) -> dict:
-    """The share of checked split points labelled exactly {right} ("Right split"): over the
-    cards with a consensus, and over each annotator's labelled cards. An empty set ("no
-    smell") or a set of another type counts as not right. JSON-able."""
-    judges = set(judges)
-    consensus_share = _share(consensus, right)
-    if consensus_share["accuracy"] is None:
-        consensus_share["accuracy_reason"] = "undefined: no card has a consensus yet"
-    return {
-        "right": right,
-        "consensus": consensus_share,
-        "annotators": {
-            who: {**_share(sets, right), "judge": who in judges}
-            for who, sets in sorted(annotators.items())
-        },
     }
