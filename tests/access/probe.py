@@ -15,9 +15,9 @@ from annotation.rendering import message_html
 from tests.factories import HTMX, token_client
 
 DECISION = {"types": ["code_rollback"], "rationale": "the reply rolls back"}
-# what an agreement result shows wherever it is rendered: the Jobs panel's summary, the
-# report page, its downloads and the JSON (its pairs' confusion matrices)
-AGREEMENT_SHOWN = ("mean Cohen's kappa", "Cohen&#x27;s kappa", '"confusion"', "Krippendorff")
+# what an agreement result shows wherever it is rendered (in any case): the Jobs panel's
+# summary, the report page, its downloads and the JSON (its pairs' confusion matrices)
+AGREEMENT_SHOWN = ("cohen's kappa", "cohen&#x27;s kappa", '"confusion"', "krippendorff")
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,7 @@ def is_file(response) -> bool:
 
 
 def shows_agreement(body: str) -> bool:
+    body = body.lower()
     return any(mark in body for mark in AGREEMENT_SHOWN)
 
 
