@@ -26,7 +26,7 @@ def world(study, lead, alice, bob, media):
 
 def _url(world, name: str, arg: str | None) -> str:
     t1, _, t3 = world["turns"]
-    objects = {"t1": t1, "t3": t3, "u1": world["u1"], "c1": world["c1"]}
+    objects = {"t1": t1, "t3": t3, "u1": world["u1"], "v1": world["v1"], "c1": world["c1"]}
     objects |= {k: world[k] for k in ("agreement", "export", "lena_export")}
     if arg is None:
         return reverse(name, args=["s1"])
@@ -45,6 +45,7 @@ PAGES = [
     ("card", "t1", 302, 200, 404, 404, 404, 200, 404),
     ("card", "t3", 302, 200, 404, 404, 404, 200, 404),
     ("card", "u1", 302, 404, 200, 404, 404, 404, 404),
+    ("card", "v1", 302, 404, 200, 404, 404, 200, 404),
     ("discussion", "t1", 302, 200, 404, 200, 200, 200, 404),
     ("discussion", "t3", 302, 403, 404, 200, 200, 403, 404),
     ("discussion", "u1", 302, 404, 200, 404, 200, 200, 404),
@@ -86,9 +87,10 @@ def test_each_role_gets_the_pages_its_role_gives_it(world, row):
 
 
 # what each role must find, of each secret it may see, in the pages' answers: the leads see
-# the times (time per card)
-SEEN_ON_THE_PAGES = {role: ("note", "evidence", "label") for role in ROLES}
-SEEN_ON_THE_PAGES |= {lead: ("note", "label", "time") for lead in ("lead", "lead_annotating")}
+# the times (time per card); the author, their tags on the card
+LABELS = {role: ("note", "evidence", "label") for role in ROLES}
+LABELS |= {lead: ("note", "evidence", "label", "time") for lead in ("lead", "lead_annotating")}
+SEEN_ON_THE_PAGES = {role: {"labels": LABELS[role], "tags": ("tag", "note")} for role in ROLES}
 
 
 @pytest.mark.parametrize("role", ROLES)

@@ -38,6 +38,7 @@ def _url(world, template: str) -> str:
         t1=t1.pk,
         t3=t3.pk,
         u1=world["u1"].pk,
+        v1=world["v1"].pk,
         c1=world["c1"].pk,
         export=world["export"].pk,
         lena_export=world["lena_export"].pk,
@@ -58,6 +59,8 @@ GETS = [
     ("{s}/cards/{t1}/", 401, 200, 404, 404, 404, 200, 404),
     ("{s}/cards/{t3}/", 401, 200, 404, 404, 404, 200, 404),
     ("{s}/cards/{u1}/", 401, 404, 200, 404, 404, 404, 404),
+    ("{s}/cards/{v1}/", 401, 404, 200, 404, 404, 200, 404),
+    ("{s}/cards/{v1}/discussion/", 401, 404, 403, 404, 200, 403, 404),
     ("{s}/annotations/", 401, 404, 404, 404, 200, 200, 404),
     ("{s}/disputes/", 401, 200, 200, 200, 200, 200, 404),
     ("{s}/cards/{t1}/discussion/", 401, 200, 404, 200, 200, 200, 404),
@@ -146,9 +149,9 @@ def test_a_lead_decides_a_card_nobody_decided_and_a_second_decision_is_409(world
 # -- blindness ---------------------------------------------------------------------------------
 
 
-# what each role must find in the API's answers of each secret it may see (times are on
-# the pages only: tests/access/test_page_matrix.py)
-SEEN_IN_THE_API = ("note", "evidence", "label")
+# what each role must find in the API's answers of each secret it may see (times and the
+# open sort's tags are on the pages only: tests/access/test_page_matrix.py)
+SEEN_IN_THE_API = {"labels": ("note", "evidence", "label"), "tags": ()}
 
 
 @pytest.mark.parametrize("role", ROLES)
