@@ -19,6 +19,7 @@ from .models import (
     CardStatus,
     Group,
     Job,
+    JobKind,
     Kind,
     Role,
     Study,
@@ -155,6 +156,43 @@ def agreement_locked_reason(user, study: Study) -> str:
         "labelled. The agreement results count those round-1 labels, so they open for you "
         "once round 1 is over on those cards."
     )
+
+
+# the kinds of job whose result is computed from round-1 labels: an agreement job's per-pair
+# kappas and confusion matrices give each annotator's labels on a card
+RESULTS_FROM_LABELS = frozenset({JobKind.AGREEMENT})
+
+
+class JobResults:
+    """Which job results `user` may read in `study`: the one rule of every route to a job's
+    result (the API's jobs list, job and download; the pages' job page and partial, Jobs
+    panel and job lists). A result computed from round-1 labels is withheld from whoever
+    the agreement lock applies to (agreement_locked_reason), with that lock's reason; any
+    other result is shown. The lock is asked once (one query), when such a job first comes
+    up."""
+
+    def __init__(self, user, study: Study) -> None:
+        self.user, self.study = user, study
+        self._lock: str | None = None
+
+    def withheld(self, job: Job) -> str:
+        """Why `job`'s result is withheld from the user; "" when it is not."""
+        if job.kind not in RESULTS_FROM_LABELS:
+            return ""
+        if self._lock is None:
+            self._lock = agreement_locked_reason(self.user, self.study)
+        return self._lock
+
+    def shown(self, jobs):
+        """`jobs` as a list, each with `shown_result` (its result, or None when withheld)
+        and `result_withheld` (why, or ""): what the job templates and the API's serializer
+        read, never `job.result`, so that a job nobody passed through here shows no
+        result at all."""
+        jobs = list(jobs)
+        for job in jobs:
+            job.result_withheld = self.withheld(job)
+            job.shown_result = None if job.result_withheld else job.result
+        return jobs
 
 
 def may_decide(user, role: str | None, group: Group) -> bool:

@@ -10,7 +10,8 @@ UPDATE with F(), so two tabs never lose each other's time and a burst of forged 
 at once fits the wall time once, not once per request.
 
 The statistics (median and p90, numpy's default linear percentile) are plain functions
-over DataFrames; study_tables() loads them, and keeps round 1 blind (access.round1_hidden_q)."""
+over DataFrames; study_tables() loads them, and keeps round 1 blind (access.round1_hidden_q):
+another annotator's labels and times on a card the viewer labels blind are left out."""
 
 from __future__ import annotations
 
@@ -124,9 +125,11 @@ def card_time_tables(times: pd.DataFrame, labels: pd.DataFrame) -> dict[str, pd.
 
 def study_frames(study: Study, viewer) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The study's times and round-1 labels (current ones) as `viewer` may see them: without
-    another annotator's labels on a card `viewer` annotates while it is still in round 1.
-    Times are no labels and are all shown. Two queries."""
-    times = CardTime.objects.filter(turn__conversation__study=study, active_ms__gt=0)
+    another annotator's labels or time on a card `viewer` annotates while it is still in
+    round 1 (the time spent is part of their blind work). Two queries."""
+    times = CardTime.objects.filter(turn__conversation__study=study, active_ms__gt=0).exclude(
+        round1_hidden_q(viewer, study)
+    )
     times_df = pd.DataFrame(
         list(times.values_list("annotator__username", "turn_id", "active_ms")), columns=TIMES
     )

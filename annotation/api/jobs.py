@@ -2,7 +2,9 @@
 a 404): the list, one job's status, the label import and the export (the same jobs the
 lead's pages start, through the same functions), and an export's file (or an import's
 rejected records), with the same rule as the page's download (exports.may_download: a lead
-who annotates gets only a file made blind for them)."""
+who annotates gets only a file made blind for them). A job's result goes through
+access.JobResults, as on the pages: an agreement result is null for a lead the agreement
+lock applies to, and `result_withheld` says why (the agreement endpoint's 403 reason)."""
 
 from __future__ import annotations
 
@@ -17,13 +19,12 @@ from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ..access import get_study_for_lead
+from ..access import JobResults, get_study_for_lead
 from ..exports import may_download
+from ..jobs import NOT_BLIND_FOR_YOU, enqueue, result_path, start_label_import
 from ..models import Job, JobKind, JobStatus
 from ..tasks import reap_lost_jobs, run_export
 from ..uploads import too_large
-from ..views.jobs import NOT_BLIND_FOR_YOU, enqueue, result_path
-from ..views.lead import start_label_import
 from .common import job_url, page_of, paginate, read_query, responses
 from .outputs import ExportInputSerializer, JobsQuerySerializer
 from .serializers import JobStartedSerializer, JobStatusSerializer, LabelImportInputSerializer
@@ -49,7 +50,10 @@ def jobs(request: Request, slug: str) -> Response:
     query = read_query(request, JobsQuerySerializer)
     reap_lost_jobs()
     rows = study.jobs.filter(**{k: v for k, v in query.items() if k in ("kind", "status")})
-    return paginate(request, rows.order_by("-created_at", "-id"), JobStatusSerializer)
+    results = JobResults(request.user, study)
+    return paginate(
+        request, rows.order_by("-created_at", "-id"), JobStatusSerializer, results=results
+    )
 
 
 @extend_schema(
@@ -59,11 +63,14 @@ def jobs(request: Request, slug: str) -> Response:
 @api_view(["GET"])
 def job(request: Request, slug: str, job_id: int) -> Response:
     """Leads only: a job's status, progress and result (a label import's per-record errors
-    included). A job whose worker was killed reads as failed, as on the pages."""
+    included; an agreement result withheld while I annotate cards still in round 1, and
+    `result_withheld` says why). A job whose worker was killed reads as failed, as on the
+    pages."""
     study = get_study_for_lead(request.user, slug)
     reap_lost_jobs()
     found = get_object_or_404(Job, pk=job_id, study=study)
-    return Response(JobStatusSerializer(found).data)
+    results = JobResults(request.user, study)
+    return Response(JobStatusSerializer(found, context={"results": results}).data)
 
 
 @extend_schema(
@@ -110,7 +117,7 @@ def start_export(request: Request, slug: str) -> Response:
     serializer.is_valid(raise_exception=True)
     params = dict(serializer.validated_data)
     params["round"] = None if params["raw"] else 1  # as the page's start_export
-    job = enqueue(request, study, JobKind.EXPORT, params, run_export)
+    job = enqueue(request.user, study, JobKind.EXPORT, params, run_export)
     job.status_url = job_url(request, job)
     return Response(JobStartedSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
@@ -132,6 +139,8 @@ def download(request: Request, slug: str, job_id: int) -> FileResponse:
     who annotates gets only an export made blind for them (403 otherwise)."""
     study = get_study_for_lead(request.user, slug)
     found = get_object_or_404(Job, pk=job_id, study=study)
+    if withheld := JobResults(request.user, study).withheld(found):
+        raise PermissionDenied(withheld)
     if found.kind == JobKind.IMPORT and found.result_file:
         name = f"{study.slug}-import-{found.pk}-rejected.txt"
     elif found.kind == JobKind.EXPORT and found.status == JobStatus.DONE and found.result_file:

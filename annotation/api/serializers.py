@@ -241,6 +241,10 @@ class JobStartedSerializer(serializers.Serializer):
 
 
 class JobStatusSerializer(serializers.Serializer):
+    """Needs `results` (access.JobResults, the reader's) in the context: a result computed
+    from round-1 labels the reader may not see yet is null, and `result_withheld` says
+    why."""
+
     id = serializers.IntegerField()
     kind = serializers.CharField()
     status = serializers.CharField(help_text="queued, running, done or failed")
@@ -248,9 +252,20 @@ class JobStatusSerializer(serializers.Serializer):
     total = serializers.IntegerField()
     percent = serializers.IntegerField()
     result = serializers.JSONField(
-        help_text="a label import: imported, rejected, errors (file:line: reason), ..."
+        source="shown_result",
+        allow_null=True,
+        help_text="a label import: imported, rejected, errors (file:line: reason), ...; "
+        "an agreement job: its report (null when withheld: see result_withheld)",
+    )
+    result_withheld = serializers.CharField(
+        help_text="why `result` is null: an agreement result counts the round-1 labels of "
+        'cards I annotate that are still in round 1 ("" when it is shown)'
     )
     error = serializers.CharField()
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
+
+    def to_representation(self, job):
+        self.context["results"].shown([job])
+        return super().to_representation(job)

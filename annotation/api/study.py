@@ -2,7 +2,9 @@
 a member sees the study; the conversations and their turns are the leads' (the lead's
 conversations and browse pages; anyone else a 404, as the API's other leads-only
 endpoints); the groups are the leads' (every group) and the moderators' (the groups they
-moderate, as their queue), a 403 for other members (access.get_moderated_groups)."""
+moderate, as their queue), a 403 for other members (access.get_moderated_groups). A
+running import's conversations are in none of them (ConversationQuerySet.visible, as on
+the pages)."""
 
 from __future__ import annotations
 
@@ -46,9 +48,12 @@ def conversations(request: Request, slug: str) -> Response:
     """Leads only: the study's conversations (without their turns), in import order."""
     study = get_study_for_lead(request.user, slug)
     query = read_query(request, ConversationsQuerySerializer)
-    rows = study.conversations.prefetch_related(
-        Prefetch("groups", queryset=Group.objects.only("id", "name"))
-    ).only("id", "external_id", "n_turns", "source_format", "set_aside", "created_at")
+    # as the pages: a running import's conversations stay out until its job is done
+    rows = (
+        study.conversations.visible()
+        .prefetch_related(Prefetch("groups", queryset=Group.objects.only("id", "name")))
+        .only("id", "external_id", "n_turns", "source_format", "set_aside", "created_at")
+    )
     if "group" in query:
         rows = rows.filter(groups__name=query["group"])
     if "external_id" in query:
@@ -65,7 +70,9 @@ def conversations(request: Request, slug: str) -> Response:
 def turns(request: Request, slug: str, conversation_id: int) -> Response:
     """Leads only: a conversation's turns with their texts, in order (as the browse page)."""
     study = get_study_for_lead(request.user, slug)
-    conversation = get_object_or_404(Conversation, pk=conversation_id, study=study)
+    conversation = get_object_or_404(
+        Conversation.objects.visible(), pk=conversation_id, study=study
+    )
     rows = Turn.objects.filter(conversation=conversation).order_by("index")
     return paginate(request, rows, TurnOutputSerializer)
 

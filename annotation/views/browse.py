@@ -13,7 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from ..access import lead_page
+from ..access import JobResults, lead_page
 from ..browse import BrowseFilter, Choices, conversation_cards, page_rows
 from ..intake.llm import off_reason
 from ..intake.splitting import why_not_split
@@ -52,7 +52,7 @@ def conversation(request: HttpRequest, study: Study, conversation_id: int) -> Ht
         "study": study,
         "conversation": conversation,
         "cards": conversation_cards(request.user, study, conversation),
-        **split_context(study, conversation),
+        **split_context(study, conversation, request.user),
         **text_view("lead_conversation_text", study.slug, conversation.pk),
     }
     return render(request, "annotation/lead/conversation.html", ctx)
@@ -63,9 +63,10 @@ def turns_said(first: int, n: int) -> str:
     return f"turn {first}" if n == 1 else f"turns {first}-{first + n - 1}"
 
 
-def split_context(study: Study, conversation: Conversation) -> dict:
+def split_context(study: Study, conversation: Conversation, user) -> dict:
     """The page's splitting: why it cannot be split (if so), its parts or its original, its
-    split proposals, whether the LLM is configured, and the LLM jobs that asked about it."""
+    split proposals, whether the LLM is configured, and the LLM jobs that asked about it
+    (as `user` may see them: access.JobResults)."""
     parts = []
     if conversation.set_aside == SetAside.SPLIT:
         parts = list(conversation.split_parts.order_by("split_first_turn"))
@@ -74,6 +75,7 @@ def split_context(study: Study, conversation: Conversation) -> dict:
     # the latest LLM jobs of the study (their partials poll job_detail, which reaps lost ones)
     latest = study.jobs.filter(kind=JobKind.SPLIT).select_related("created_by")[:RECENT_JOBS]
     jobs = [job for job in latest if conversation.pk in job.params.get("conversations", [])]
+    jobs = JobResults(user, study).shown(jobs)
     proposals = list(conversation.split_proposals.all())
     return {
         "split_refusal": why_not_split(conversation),

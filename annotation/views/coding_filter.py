@@ -12,7 +12,7 @@ from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from ..access import lead_page, lead_post
+from ..access import JobResults, lead_page, lead_post
 from ..intake.coding_filter import (
     DEFAULT_RULES,
     FIELDS,
@@ -21,9 +21,9 @@ from ..intake.coding_filter import (
     rules_for,
     validate_rules,
 )
+from ..jobs import enqueue
 from ..models import FILTER_DRY_RUN, Job, JobKind, Study
 from ..tasks import reap_lost_jobs, run_filter_dry_run
-from .jobs import enqueue
 from .lead import IMPORT_FORMATS
 
 JOBS_SHOWN = 5
@@ -80,12 +80,12 @@ def _rows(rules: dict) -> list[dict]:
     return rows
 
 
-def _filter_jobs(study: Study) -> list[Job]:
+def _filter_jobs(study: Study, user) -> list[Job]:
     reap_lost_jobs()
     jobs = study.jobs.filter(kind=JobKind.IMPORT).filter(
         Q(params__what=FILTER_DRY_RUN) | Q(params__filter="coding")
     )
-    return list(jobs.select_related("created_by")[:JOBS_SHOWN])
+    return JobResults(user, study).shown(jobs.select_related("created_by")[:JOBS_SHOWN])
 
 
 @lead_page
@@ -115,7 +115,7 @@ def rules_page(request: HttpRequest, study: Study) -> HttpResponse:
         "errors": errors,
         "is_default": not study.coding_rules,
         "tiobe_month": TIOBE_MONTH,
-        "jobs": _filter_jobs(study),
+        "jobs": _filter_jobs(study, request.user),
         "formats": IMPORT_FORMATS,
     }
     return render(request, "annotation/lead/filter.html", ctx, status=status)
@@ -124,6 +124,6 @@ def rules_page(request: HttpRequest, study: Study) -> HttpResponse:
 @lead_post
 def dry_run(request: HttpRequest, study: Study) -> HttpResponse:
     """A dry run of the coding filter over the study's conversations: a job that reads only."""
-    enqueue(request, study, JobKind.IMPORT, {"what": FILTER_DRY_RUN}, run_filter_dry_run)
+    enqueue(request.user, study, JobKind.IMPORT, {"what": FILTER_DRY_RUN}, run_filter_dry_run)
     messages.success(request, "Dry run of the coding filter over the study's conversations queued.")
     return redirect("lead_filter", study.slug)

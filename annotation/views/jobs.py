@@ -5,18 +5,17 @@ the study's jobs a page at a time, newest first, filtered by kind (`job_list` se
 htmx; the same links and form work on the study page without JavaScript); the conversations
 page lists its imports with `recent_jobs`. Both reap lost jobs first.
 Every view starts with get_study_for_lead, so a non-lead gets a 404 on the partial, the
-POSTs and the download alike."""
+POSTs and the download alike; and every job shown goes through access.JobResults first (the
+templates read its `shown_result`, never `result`): an agreement result stays closed to a
+lead the agreement lock applies to, as on the report page and in the API."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from urllib.parse import urlencode
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db import transaction
 from django.http import (
     FileResponse,
     Http404,
@@ -29,21 +28,17 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from ..access import agreement_locked_reason, get_job_for_lead, lead_page, lead_post
+from ..access import JobResults, get_job_for_lead, lead_page, lead_post
 from ..agreement.data import data_stamp
 from ..evolution import report_versions
 from ..exports import EXPORT_FORMATS, may_download
 from ..forms import AgreementForm, ExportForm, JobFilter, form_errors
+from ..jobs import NOT_BLIND_FOR_YOU, enqueue, result_path
 from ..models import Job, JobKind, JobStatus, Study
 from ..tasks import reap_lost_jobs, run_agreement, run_export
 
 RECENT_JOBS = 10
 JOBS_PER_PAGE = 10
-NOT_BLIND_FOR_YOU = (
-    "This export was not made for you: you annotate in this study, and the file may show "
-    "other annotators' round-1 labels on cards still open in your groups. Please start "
-    "your own export from the study page; it leaves those labels out."
-)
 PANEL = "annotation/jobs/panel.html"
 JOB = "annotation/jobs/_job.html"
 JOB_PAGE = "annotation/jobs/page.html"  # the same, opened as a page
@@ -54,18 +49,20 @@ def _rounds(study: Study) -> list[int]:
 
 
 def _mark_stale(study: Study, job: Job) -> None:
-    """job.stale on a finished agreement job: the data changed since it was computed. The
-    stamp's aggregates scan the study's labels (about a second at a million cards), so the
-    panel asks for it after the page is shown (hx-trigger="load" on the latest result)."""
-    if job.kind == JobKind.AGREEMENT and job.status == JobStatus.DONE:
+    """job.stale on a finished agreement job shown: the data changed since it was computed.
+    The stamp's aggregates scan the study's labels (about a second at a million cards), so
+    the panel asks for it after the page is shown (hx-trigger="load" on the latest result)."""
+    if job.kind == JobKind.AGREEMENT and job.status == JobStatus.DONE and job.shown_result:
         job.stale = job.result.get("data_stamp") != data_stamp(study)
 
 
-def recent_jobs(study: Study, kinds: list[str]) -> list[Job]:
-    """The study's latest jobs of these kinds, lost ones reaped first: wherever jobs are
-    shown, a job whose worker was killed shows as failed, not running forever."""
+def recent_jobs(study: Study, user, kinds: list[str]) -> list[Job]:
+    """The study's latest jobs of these kinds as `user` may see them (access.JobResults),
+    lost ones reaped first: wherever jobs are shown, a job whose worker was killed shows as
+    failed, not running forever."""
     reap_lost_jobs()
-    return list(study.jobs.filter(kind__in=kinds).select_related("created_by")[:RECENT_JOBS])
+    latest = study.jobs.filter(kind__in=kinds).select_related("created_by")[:RECENT_JOBS]
+    return JobResults(user, study).shown(latest)
 
 
 def jobs_panel_context(study: Study, user, params: QueryDict | None = None) -> dict:
@@ -81,11 +78,11 @@ def jobs_panel_context(study: Study, user, params: QueryDict | None = None) -> d
     if kind:
         listed = listed.filter(kind=kind)
     page = Paginator(listed, JOBS_PER_PAGE).get_page(params.get("jobs_page"))
-    jobs = list(page)
+    jobs = JobResults(user, study).shown(page)
     latest = next(
         (j for j in jobs if j.kind == JobKind.AGREEMENT and j.status == JobStatus.DONE), None
     )
-    if latest is not None:
+    if latest is not None and latest.shown_result:
         latest.check_stale = True
     return {
         "jobs": jobs,
@@ -96,7 +93,6 @@ def jobs_panel_context(study: Study, user, params: QueryDict | None = None) -> d
         "job_versions": report_versions(study),
         "export_formats": EXPORT_FORMATS,
         "report_url": reverse("report", args=[study.slug]),
-        "agreement_locked": agreement_locked_reason(user, study),
     }
 
 
@@ -134,7 +130,7 @@ def start_agreement(request: HttpRequest, study: Study) -> HttpResponse:
     version = form.cleaned_data["version"]
     if version is not None and version != study.taxonomy_version_id:
         params["version"] = version  # an old version's report (annotation/evolution/)
-    enqueue(request, study, JobKind.AGREEMENT, params, run_agreement)
+    enqueue(request.user, study, JobKind.AGREEMENT, params, run_agreement)
     return _panel_response(request, study)
 
 
@@ -150,16 +146,8 @@ def start_export(request: HttpRequest, study: Study) -> HttpResponse:
         "with_text": form.cleaned_data["with_text"],
     }
     params["round"] = None if params["raw"] else 1
-    enqueue(request, study, JobKind.EXPORT, params, run_export)
+    enqueue(request.user, study, JobKind.EXPORT, params, run_export)
     return _panel_response(request, study)
-
-
-def enqueue(request: HttpRequest, study: Study, kind: str, params: dict, task) -> Job:
-    """A job of `kind` for the study, queued on `task` once the transaction commits."""
-    with transaction.atomic():
-        job = Job.objects.create(study=study, kind=kind, params=params, created_by=request.user)
-        transaction.on_commit(lambda: task.delay(job.pk))
-    return job
 
 
 @login_required
@@ -168,9 +156,9 @@ def job_detail(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
     """One job, of any kind, as every page shows it; polled by htmx until the job ends."""
     reap_lost_jobs()
     study, job = get_job_for_lead(request.user, slug, job_id)
+    JobResults(request.user, study).shown([job])
     _mark_stale(study, job)
     ctx = {"study": study, "job": job, "report_url": reverse("report", args=[study.slug])}
-    ctx["agreement_locked"] = agreement_locked_reason(request.user, study)
     response = render(request, JOB if request.htmx else JOB_PAGE, ctx)
     if job.is_finished and request.htmx:
         # the last poll: the conversations page refreshes its counts on this event
@@ -183,6 +171,8 @@ def job_detail(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
 def job_download(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
     """An export's file, or an import's full list of rejected records (rejected.txt)."""
     study, job = get_job_for_lead(request.user, slug, job_id)
+    if withheld := JobResults(request.user, study).withheld(job):
+        return HttpResponseForbidden(withheld, content_type="text/plain; charset=utf-8")
     if job.kind == JobKind.IMPORT and job.result_file:
         return _rejected_download(study, job)
     if job.kind != JobKind.EXPORT or job.status != JobStatus.DONE or not job.result_file:
@@ -191,14 +181,6 @@ def job_download(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
         return HttpResponseForbidden(NOT_BLIND_FOR_YOU, content_type="text/plain; charset=utf-8")
     path = result_path(job)
     return FileResponse(path.open("rb"), as_attachment=True, filename=path.name)
-
-
-def result_path(job: Job) -> Path:
-    media = Path(settings.MEDIA_ROOT).resolve()
-    path = (media / job.result_file).resolve()
-    if not path.is_relative_to(media) or not path.is_file():
-        raise Http404("The file is no longer there; run the job again")
-    return path
 
 
 def _rejected_download(study: Study, job: Job) -> HttpResponse:

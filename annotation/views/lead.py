@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.paginator import Paginator
@@ -21,8 +20,8 @@ from ..actions.assign import AssignRefused, assign_calibration, assign_selection
 from ..actions.groups import GroupRefused, create_group
 from ..forms import AssignForm, GroupForm, form_errors
 from ..importers import FORMATS
+from ..jobs import save_uploads, start_label_import
 from ..models import (
-    LABEL_IMPORT,
     Conversation,
     Group,
     Job,
@@ -32,8 +31,8 @@ from ..models import (
     SetAside,
     Study,
 )
-from ..tasks import run_import, run_label_import
-from ..uploads import safe_name, too_large
+from ..tasks import run_import
+from ..uploads import too_large
 from .jobs import recent_jobs
 
 # what the import page offers: the importers' formats, or "auto" (sniffed per file)
@@ -73,33 +72,13 @@ def conversations(request: HttpRequest, study: Study) -> HttpResponse:
     ctx = {
         "study": study,
         "counts": _conversation_counts(study),
-        "jobs": recent_jobs(study, [JobKind.IMPORT]),
+        "jobs": recent_jobs(study, request.user, [JobKind.IMPORT]),
         "page": Paginator(rows, CONVERSATIONS_PER_PAGE).get_page(request.GET.get("page")),
         "only_unassigned": only_unassigned,
         "groups": study.groups.all(),
         "formats": IMPORT_FORMATS,
     }
     return render(request, "annotation/lead/conversations.html", ctx)
-
-
-def _save_uploads(job: Job, uploads: list, under: str = "") -> list[dict]:
-    """Store the uploads under MEDIA_ROOT/imports/<job id>/[under/] and remember each original
-    name: the import's error messages must name the file the lead chose, not our copy (stored
-    under uploads.safe_name: bounded, one path component, its extension kept)."""
-    folder = Path(settings.MEDIA_ROOT) / "imports" / str(job.pk) / under
-    folder.mkdir(parents=True, exist_ok=True)
-    files = []
-    for i, upload in enumerate(uploads, 1):
-        safe = safe_name(upload.name)
-        # numbered (in the order chosen): two uploads may share a name
-        relative = Path(
-            "imports", str(job.pk), under, f"{i:05d}-{safe}" if under else f"{i}-{safe}"
-        )
-        with (Path(settings.MEDIA_ROOT) / relative).open("wb") as out:
-            for chunk in upload.chunks():
-                out.write(chunk)
-        files.append({"path": str(relative), "name": upload.name})
-    return files
 
 
 @lead_post
@@ -129,30 +108,18 @@ def import_conversations(request: HttpRequest, study: Study) -> HttpResponse:
         job = Job.objects.create(
             study=study, kind=JobKind.IMPORT, created_by=request.user, params=params
         )
-        job.params["files"] = _save_uploads(job, uploads)
+        job.params["files"] = save_uploads(job, uploads)
         if in_folder:
             # imported as a folder: files of no known format are skipped, not errors
             job.params["folder"] = {
                 "path": str(Path("imports", str(job.pk), "folder")),
-                "files": _save_uploads(job, in_folder, under="folder"),
+                "files": save_uploads(job, in_folder, under="folder"),
             }
         job.save(update_fields=["params"])
         transaction.on_commit(lambda: run_import.delay(job.pk))
     what = "Dry run" if params["dry_run"] else "Import"
     messages.success(request, f"{what} of {len(uploads) + len(in_folder)} file(s) queued.")
     return redirect(back, study.slug)
-
-
-def start_label_import(study: Study, user, upload, *, create_members: bool, judge: bool) -> Job:
-    """Store an uploaded JSONL of annotations and queue its import (tasks.run_label_import):
-    the page and the API start it alike."""
-    with transaction.atomic():
-        params = {"what": LABEL_IMPORT, "create_members": create_members, "judge": judge}
-        job = Job.objects.create(study=study, kind=JobKind.IMPORT, created_by=user, params=params)
-        job.params["files"] = _save_uploads(job, [upload])
-        job.save(update_fields=["params"])
-        transaction.on_commit(lambda: run_label_import.delay(job.pk))
-    return job
 
 
 @lead_post

@@ -14,9 +14,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from ..access import lead_post
 from ..intake.llm import off_reason
 from ..intake.splitting import SplitRefused, part_id, part_ranges, split, unsplit, why_not_split
+from ..jobs import enqueue
 from ..models import Conversation, JobKind, SplitProposal, Study
 from ..tasks import run_split_proposals
-from .jobs import enqueue
 
 # conversations one request may send to the LLM job (a page of the browser holds 50)
 MAX_ASKED = 1000
@@ -134,7 +134,9 @@ def ask_llm(request: HttpRequest, study: Study) -> HttpResponse:
     if len(chosen) > MAX_ASKED:
         messages.error(request, f"At most {MAX_ASKED} conversations a job; {len(chosen)} chosen.")
         return back
-    job = enqueue(request, study, JobKind.SPLIT, {"conversations": chosen}, run_split_proposals)
+    job = enqueue(
+        request.user, study, JobKind.SPLIT, {"conversations": chosen}, run_split_proposals
+    )
     messages.success(
         request,
         f"Asking the LLM for split points of {len(chosen)} conversation"

@@ -1,5 +1,7 @@
-"""Every page, partial, POST reply and API answer a member can reach for one card, and a
-probe that says which of them show someone's round-1 secrets: the access matrix's tool."""
+"""Every page, partial, POST reply, download and API answer a member can reach for one card
+(the study's jobs and their files, the report and time per card included), and a probe that
+says which of them show someone's round-1 secrets (labels, notes, evidence, time, and the
+agreement results computed from them): the access matrix's tool."""
 
 from __future__ import annotations
 
@@ -8,29 +10,53 @@ from dataclasses import dataclass
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Turn
+from annotation.models import Job, Turn
 from annotation.rendering import message_html
 from tests.factories import HTMX, token_client
 
 DECISION = {"types": ["code_rollback"], "rationale": "the reply rolls back"}
+# what an agreement result shows wherever it is rendered (in any case): the Jobs panel's
+# summary, the report page, its downloads and the JSON (its pairs' confusion matrices)
+AGREEMENT_SHOWN = ("cohen's kappa", "cohen&#x27;s kappa", '"confusion"', "krippendorff")
 
 
 @dataclass(frozen=True)
 class Secret:
-    """What one annotator wrote blind on a card: a type nobody else picks, a note, evidence.
-    `code` is looked for as a rendered label (data-code=...), since the type's checkbox is
-    on every labels form."""
+    """What one annotator did blind on a card: a type nobody else picks, a note, evidence,
+    and the active time spent on it (`time_ms`, shown in seconds on time per card; 0: none).
+    `code` is looked for as a rendered label on a page (data-code=...), since the type's
+    checkbox is on every labels form; quoted in the API's JSON; as it is in a file."""
 
     code: str
     note: str
     evidence: str
+    time_ms: int = 0
 
-    def found_in(self, body: str, api: bool) -> bool:
+    def found_in(self, body: str, api: bool, file: bool = False) -> bool:
         if self.note in body or self.evidence in body:
             return True
+        if self.time_ms and (f"{self.time_ms / 1000:.1f} s" in body or str(self.time_ms) in body):
+            return True
+        if file:
+            return self.code in body
         if api:
             return f'"{self.code}"' in body
         return f'data-code="{self.code}"' in body
+
+
+def body_of(response) -> str:
+    """A response's body as text, a streamed file's (a download) included."""
+    raw = b"".join(response.streaming_content) if response.streaming else response.content
+    return raw.decode(errors="replace")
+
+
+def is_file(response) -> bool:
+    return response.has_header("Content-Disposition")
+
+
+def shows_agreement(body: str) -> bool:
+    body = body.lower()
+    return any(mark in body for mark in AGREEMENT_SHOWN)
 
 
 def _page_requests(slug: str, turn: Turn) -> list[tuple[str, str, dict, dict]]:
@@ -51,6 +77,17 @@ def _page_requests(slug: str, turn: Turn) -> list[tuple[str, str, dict, dict]]:
         reverse("card_timeline", args=t),
         reverse("split_queue", args=[slug]),
         reverse("taxonomy", args=[slug]),
+        # the lead's pages that show labels, times or job results
+        reverse("lead_card_times", args=[slug]),
+        reverse("lead_conversations", args=[slug]),
+        reverse("lead_conversation", args=[slug, turn.conversation_id]),
+        reverse("lead_browse", args=[slug]),
+        reverse("lead_gold", args=[slug]),
+        reverse("lead_flags", args=[slug]),
+        reverse("job_list", args=[slug]),
+        reverse("report", args=[slug]),
+        *(reverse("report_download", args=[slug, fmt]) for fmt in ("json", "csv", "md")),
+        *_job_pages(slug),
     ]
     out = [("get", u, {}, h) for u in reads for h in ({}, HTMX)]
     posts = [
@@ -68,9 +105,25 @@ def _page_requests(slug: str, turn: Turn) -> list[tuple[str, str, dict, dict]]:
     return out
 
 
+def _jobs(slug: str) -> list[Job]:
+    return list(Job.objects.filter(study__slug=slug).order_by("pk"))
+
+
+def _job_pages(slug: str) -> list[str]:
+    """Each job's page (its partial for htmx) and its download."""
+    out = []
+    for job in _jobs(slug):
+        out += [reverse(name, args=[slug, job.pk]) for name in ("job_detail", "job_download")]
+    return out
+
+
 def _api_requests(slug: str, turn: Turn) -> list[tuple[str, str, dict]]:
     base = f"/api/studies/{slug}"
+    jobs = [f"{base}/jobs/{job.pk}/{tail}" for job in _jobs(slug) for tail in ("", "download/")]
     return [
+        *(("get", url, {}) for url in jobs),
+        ("get", f"{base}/agreement/", {}),
+        ("get", f"{base}/conversations/", {}),
         ("get", "/api/studies/", {}),
         ("get", f"{base}/cards/", {}),
         ("get", f"{base}/cards/{turn.pk}/", {}),
@@ -104,17 +157,19 @@ def leaks(user, slug: str, turn: Turn, secret: Secret) -> list[str]:
     shown = message_html(turn.user_text)  # as the card renders it
     for method, url, data, headers in _page_requests(slug, turn):
         response = getattr(client, method)(url, data, **headers)
-        body = response.content.decode()
+        body = body_of(response)
         blank = method == "get" and url in card_reads and response.status_code == 200
         blank = blank and shown not in body
-        if response.status_code >= 500 or blank or secret.found_in(body, api=False):
+        shows = secret.found_in(body, api=False, file=is_file(response)) or shows_agreement(body)
+        if response.status_code >= 500 or blank or shows:
             tag = " htmx" if headers else ""
             found.append(f"{method.upper()} {url}{tag} {data or ''} -> {response.status_code}")
     api = token_client(user)
     for method, url, data in _api_requests(slug, turn):
         response = getattr(api, method)(url, data, format="json")
-        body = response.content.decode()
-        if response.status_code >= 500 or secret.found_in(body, api=True):
+        body = body_of(response)
+        shows = secret.found_in(body, api=True, file=is_file(response)) or shows_agreement(body)
+        if response.status_code >= 500 or shows:
             found.append(f"API {method.upper()} {url} {data or ''} -> {response.status_code}")
     return found
 
@@ -130,4 +185,31 @@ def sees(user, slug: str, turn: Turn, secret: Secret) -> list[str]:
             body = client.get(reverse(name, args=[slug, turn.pk]), **headers).content.decode()
             if secret.found_in(body, api=False):
                 shown.append(name + (" htmx" if headers else ""))
+    return shown
+
+
+def sees_elsewhere(user, slug: str, secret: Secret) -> list[str]:
+    """Where else `user` DOES see `secret`: time per card (their time), the report page
+    and an agreement job's page and API answer (the agreement result counting their
+    label), a finished export's download (the first one: their note in it): the other
+    side of the rule for the pages the leads (and, the report, the moderators) have."""
+    client = Client()
+    client.force_login(user)
+    api = token_client(user)
+    jobs = _jobs(slug)
+    agreement = next(j for j in jobs if j.kind == "agreement")
+    export = next(j for j in jobs if j.kind == "export")
+    reads = {
+        "time per card": client.get(reverse("lead_card_times", args=[slug])),
+        "report": client.get(reverse("report", args=[slug])),
+        "agreement job page": client.get(reverse("job_detail", args=[slug, agreement.pk])),
+        "agreement job API": api.get(f"/api/studies/{slug}/jobs/{agreement.pk}/"),
+        "export download": client.get(reverse("job_download", args=[slug, export.pk])),
+    }
+    shown = []
+    for place, response in reads.items():
+        body = body_of(response)
+        found = secret.found_in(body, api=place.endswith("API"), file=is_file(response))
+        if found or shows_agreement(body):
+            shown.append(place)
     return shown

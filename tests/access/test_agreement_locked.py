@@ -70,3 +70,61 @@ def test_a_lead_who_does_not_annotate_sees_the_agreement(client, study, three_wi
         assert client.get(url).status_code == 200, url
     panel = client.get(reverse("study", args=[study.slug])).content.decode()
     assert "mean Cohen's kappa" in panel
+
+
+# -- every route to an agreement job's result (issue 24, point 1) -----------------------------
+
+
+def _job_routes(study) -> list[tuple[str, dict]]:
+    """The API's jobs list and job, and the job's page and partial (the same job)."""
+    job = study.jobs.get(kind="agreement")
+    return [
+        (reverse("api-jobs", args=[study.slug]), {}),
+        (reverse("api-job", args=[study.slug, job.pk]), {}),
+        (reverse("job_detail", args=[study.slug, job.pk]), {}),
+        (reverse("job_detail", args=[study.slug, job.pk]), {"HTTP_HX_REQUEST": "true"}),
+        (reverse("job_list", args=[study.slug]), {"HTTP_HX_REQUEST": "true"}),
+    ]
+
+
+def test_a_lead_who_annotates_an_open_card_gets_no_agreement_job_result(
+    client, study, three_with_a_lead
+):
+    """The confusion of alice and bob on card 1 (code_rollback against must_do_omission) is
+    in the job's result: the jobs API withholds it as the agreement endpoint does, and says
+    why."""
+    client.force_login(three_with_a_lead["lena"])
+    for url, headers in _job_routes(study):
+        r = client.get(url, **headers)
+        body = r.content.decode()
+        assert r.status_code == 200, url
+        assert "code_rollback" not in body and "confusion" not in body, url
+        assert "mean Cohen's kappa" not in body, url
+        assert "once round 1 is over on those cards" in body, url
+    detail = client.get(_job_routes(study)[1][0]).json()
+    assert detail["result"] is None
+    assert detail["result_withheld"].startswith("You annotate 1 card still in round 1")
+    listed = client.get(_job_routes(study)[0][0]).json()["results"]
+    assert [(j["kind"], j["result"]) for j in listed] == [("agreement", None)]
+
+
+def test_a_lead_who_does_not_annotate_gets_the_agreement_job_result(
+    client, study, three_with_a_lead
+):
+    client.force_login(three_with_a_lead["olga"])
+    for url, headers in _job_routes(study):
+        body = client.get(url, **headers).content.decode()
+        assert "once round 1 is over" not in body, url
+    detail = client.get(_job_routes(study)[1][0]).json()
+    assert detail["result_withheld"] == ""
+    confusion = detail["result"]["axes"]["smell"]["extras"]["confusion"]
+    assert list(confusion) == ["alice|bob"]
+
+
+def test_the_jobs_api_opens_once_round_1_is_over(client, study, three_with_a_lead):
+    w = three_with_a_lead
+    Annotation.submit(turn=w["turn"], group=w["group"], annotator=w["lena"], types=[])
+    client.force_login(w["lena"])
+    detail = client.get(_job_routes(study)[1][0]).json()
+    assert detail["result_withheld"] == ""
+    assert "axes" in detail["result"]

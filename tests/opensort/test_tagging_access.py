@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from annotation.models import Kind, Role
 from annotation.rendering import message_html
-from tests.access.probe import _api_requests, _page_requests
+from tests.access.probe import _api_requests, _page_requests, body_of
 from tests.factories import HTMX, make_user, token_client
 from tests.opensort.tag_helpers import cards_of, open_sort_group, post_tags
 
@@ -50,14 +50,14 @@ def tag_leaks(user, slug: str, turn) -> list[str]:
     requests += [("post", card, {"tag": ["bob's own"]}, HTMX), ("post", card, {}, HTMX)]
     for method, url, data, headers in requests:
         response = getattr(client, method)(url, data, **headers)
-        body = response.content.decode()
+        body = body_of(response)
         blank = method == "get" and url == card and response.status_code == 200
         blank = blank and shown not in body
         if response.status_code >= 500 or blank or any(s in body for s in SECRETS):
             found.append(f"{method.upper()} {url} {data or ''} -> {response.status_code}")
     api = token_client(user)
     for method, url, data in _api_requests(slug, turn):
-        body = getattr(api, method)(url, data, format="json").content.decode()
+        body = body_of(getattr(api, method)(url, data, format="json"))
         if any(s in body for s in SECRETS):
             found.append(f"API {method.upper()} {url}")
     return found

@@ -1,6 +1,7 @@
 """The lead's time-per-card page: median and p90 of active time per annotator, per type and
 per annotator and type, with n; leads only; and blind: a lead who annotates a card still in
-round 1 never learns another annotator's round-1 labels on it from the per-type tables."""
+round 1 never learns another annotator's round-1 labels on it from the per-type tables, nor
+their time on it (issue 24, point 4)."""
 
 from __future__ import annotations
 
@@ -122,7 +123,6 @@ def test_a_lead_who_annotates_learns_no_round1_labels_of_open_cards(
 ):
     t1, t2 = lead_annotates
     html = page(client, lead, study)
-    assert table(html, "annotator") == [["bob", "2", "52.5 s", "58.5 s"]]  # time is no label
     assert ROLLBACK_NAME not in html
     assert "No smell" not in html
     assert table(html, "annotator-type") == [["No labels to show yet."]]
@@ -140,3 +140,25 @@ def test_a_lead_who_annotates_learns_no_round1_labels_of_open_cards(
     rows = table(html, "annotator-type")
     assert ["bob", ROLLBACK_NAME, "1", "60.0 s", "60.0 s"] in rows
     assert "No smell" not in html
+
+
+def test_a_lead_who_annotates_sees_no_other_times_on_open_cards(
+    client, study, lead, bob, lead_annotates
+):
+    """Bob's 60 s on t1 and 45 s on t2 are his round-1 work on cards the lead labels blind:
+    not shown until the card leaves round 1. The lead's own time always shows."""
+    t1, t2 = lead_annotates
+    timed(t2, lead, 30)
+    assert table(page(client, lead, study), "annotator") == [["lead", "1", "30.0 s", "30.0 s"]]
+
+    # another lead, who labels none of these cards, sees bob's times
+    other = make_user("lead2")
+    study.add_member(other, Role.LEAD, Kind.EXPERT)
+    assert ["bob", "2", "52.5 s", "58.5 s"] in table(page(client, other, study), "annotator")
+
+    # t1 leaves round 1 once the lead has labelled it: bob's time on it shows, t2's not
+    label(t1, lead, AMBIGUOUS)
+    assert table(page(client, lead, study), "annotator") == [
+        ["bob", "1", "60.0 s", "60.0 s"],
+        ["lead", "1", "30.0 s", "30.0 s"],
+    ]

@@ -1,0 +1,72 @@
+"""The study's background jobs as both front doors start and read them (the lead's pages,
+annotation/views/jobs.py and views/lead.py, and the API, annotation/api/jobs.py): queue a
+job, store a label import's upload and queue it, find a job's file. Who may read a job's
+result is access.JobResults; who may download an export, exports.may_download."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.http import Http404
+
+from .models import LABEL_IMPORT, Job, JobKind, Study
+from .tasks import run_label_import
+from .uploads import safe_name
+
+NOT_BLIND_FOR_YOU = (
+    "This export was not made for you: you annotate in this study, and the file may show "
+    "other annotators' round-1 labels on cards still open in your groups. Please start "
+    "your own export from the study page; it leaves those labels out."
+)
+
+
+def enqueue(user, study: Study, kind: str, params: dict, task) -> Job:
+    """A job of `kind` for the study, started by `user`, queued on `task` once the
+    transaction commits."""
+    with transaction.atomic():
+        job = Job.objects.create(study=study, kind=kind, params=params, created_by=user)
+        transaction.on_commit(lambda: task.delay(job.pk))
+    return job
+
+
+def result_path(job: Job) -> Path:
+    """The job's file under MEDIA_ROOT; a 404 when it is outside it or no longer there."""
+    media = Path(settings.MEDIA_ROOT).resolve()
+    path = (media / job.result_file).resolve()
+    if not path.is_relative_to(media) or not path.is_file():
+        raise Http404("The file is no longer there; run the job again")
+    return path
+
+
+def save_uploads(job: Job, uploads: list, under: str = "") -> list[dict]:
+    """Store the uploads under MEDIA_ROOT/imports/<job id>/[under/] and remember each original
+    name: the import's error messages must name the file the lead chose, not our copy (stored
+    under uploads.safe_name: bounded, one path component, its extension kept)."""
+    folder = Path(settings.MEDIA_ROOT) / "imports" / str(job.pk) / under
+    folder.mkdir(parents=True, exist_ok=True)
+    files = []
+    for i, upload in enumerate(uploads, 1):
+        safe = safe_name(upload.name)
+        # numbered (in the order chosen): two uploads may share a name
+        relative = Path(
+            "imports", str(job.pk), under, f"{i:05d}-{safe}" if under else f"{i}-{safe}"
+        )
+        with (Path(settings.MEDIA_ROOT) / relative).open("wb") as out:
+            for chunk in upload.chunks():
+                out.write(chunk)
+        files.append({"path": str(relative), "name": upload.name})
+    return files
+
+
+def start_label_import(study: Study, user, upload, *, create_members: bool, judge: bool) -> Job:
+    """Store an uploaded JSONL of annotations and queue its import (tasks.run_label_import):
+    the page and the API start it alike."""
+    with transaction.atomic():
+        params = {"what": LABEL_IMPORT, "create_members": create_members, "judge": judge}
+        job = Job.objects.create(study=study, kind=JobKind.IMPORT, created_by=user, params=params)
+        job.params["files"] = save_uploads(job, [upload])
+        job.save(update_fields=["params"])
+        transaction.on_commit(lambda: run_label_import.delay(job.pk))
+    return job
