@@ -89,13 +89,36 @@ def resolve_labels(
 def read_label_lines(path: Path) -> Iterator[tuple[int, dict | None, str]]:
     """Yield (line number, record, error) one line at a time, so files of any size stream.
     Blank lines are skipped silently; a line cut off mid-record is a JSON error. JSON errors,
-    records nested too deeply and NUL characters are reported as the conversation importers
-    report them (one shared parser)."""
+    records nested too deeply, NUL characters, lines longer than CARDSORT_MAX_LINE_BYTES and
+    a gzip file decompressing past CARDSORT_MAX_DECOMPRESSED_BYTES are reported as the
+    conversation importers report them (one shared reader: containers.py)."""
     # the conversation importers' parser: both importers report a bad line alike
+    from .containers import (
+        GZIP_ERRORS,
+        LongLine,
+        gzip_error,
+        line_too_long,
+        lines,
+        max_line_bytes,
+        open_binary,
+    )
     from .readers import BadRecord, parse_record
 
-    with open(path, "rb") as f:
-        for number, raw in enumerate(f, start=1):
+    limit = max_line_bytes()
+    with open_binary(path) as f:
+        read = enumerate(lines(f, limit), start=1)
+        number = 0
+        while True:
+            try:
+                number, raw = next(read)
+            except StopIteration:
+                return
+            except GZIP_ERRORS as e:
+                yield number + 1, None, gzip_error(e)
+                return
+            if isinstance(raw, LongLine):
+                yield number, None, line_too_long(limit)
+                continue
             try:
                 # without its line ending, a line cut off mid-string reads as unterminated
                 text = raw.decode("utf-8-sig" if number == 1 else "utf-8").rstrip("\r\n")
