@@ -328,9 +328,10 @@ def run_label_import(self, job_id: int) -> None:
         "rejected": len(report.rejected),
         "errors": errors,
         "errors_not_shown": max(0, len(report.rejected) - ERRORS_SHOWN),
-        "created_users": report.created_users,
-        "created_groups": report.created_groups,
-        "assigned_conversations": report.assigned_conversations,
+        # an import that landed nothing removed what it had created (the summary says so)
+        "created_users": [] if report.removed else report.created_users,
+        "created_groups": [] if report.removed else report.created_groups,
+        "assigned_conversations": 0 if report.removed else report.assigned_conversations,
         "summary": report.summary(),
     }
     if report.imported == 0:

@@ -154,6 +154,13 @@ FILE_UPLOAD_HANDLERS = [
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]
+# An import (conversations, labels) refuses a line (or JSON array element) longer than this
+# without holding it, and decompresses a gzip file to at most this (annotation/importers/
+# containers.py): a 2 MB gzip may hold 2 GiB.
+CARDSORT_MAX_LINE_BYTES = env_int("CARDSORT_MAX_LINE_BYTES", 64 * 1024 * 1024)
+CARDSORT_MAX_DECOMPRESSED_BYTES = env_int(
+    "CARDSORT_MAX_DECOMPRESSED_BYTES", 20 * CARDSORT_UPLOAD_MAX_BYTES
+)
 # Days an import's uploads stay after it succeeded (0: removed at once); `manage.py
 # purge_uploads` removes the expired ones. A failed import keeps its uploads.
 CARDSORT_UPLOAD_KEEP_DAYS = int(os.environ.get("CARDSORT_UPLOAD_KEEP_DAYS", "0"))

@@ -13,13 +13,16 @@ DataFrame is built per record: a million cards cost a few numpy passes. `load_re
 gives the same records as DataFrames of frozensets, for `stats.agreement_report` and tests.
 
 Records: card = turn id, annotator = username, group = the name of the group in which the
-annotator labels the card's conversation. A conversation may be assigned to several groups
-(a calibration set, an overlap share); one person labels it in one of them only
-(Group.check_seat), so every record has one group. A conversation of a single group gives
-that group to anyone's record (someone since removed from it); a record of nobody seated,
-on a shared conversation, has no group. Pairs stay inside groups; the study-wide measures
-(Krippendorff, Fleiss) span every annotator who rated the card. Judges (e.g. an LLM judge)
-never vote: they are left out of the report and the extras, compared with the gold only.
+annotator labels the card's conversation. Pairs are keyed by the users' ids ("12|7", in the
+order of the names), each pair naming both (`a`, `b`: {id, name}), and pairs of groups
+between groups by the groups' ids: a name may hold anything, "|" included. A conversation
+may be assigned to several groups (a calibration set, an overlap share); one person labels
+it in one of them only (Group.check_seat), so every record has one group. A conversation of
+a single group gives that group to anyone's record (someone since removed from it); a
+record of nobody seated, on a shared conversation, has no group. Pairs stay inside groups;
+the study-wide measures (Krippendorff, Fleiss) span every annotator who rated the card.
+Judges (e.g. an LLM judge) never vote: they are left out of the report and the extras,
+compared with the gold only.
 
 Consensus: each group has its own on a shared card. The report's `consensus` (for
 `prevalence` and `versus_consensus`) is the study-level gold (models.study_gold_of); the
@@ -155,16 +158,17 @@ def _links(ids: np.ndarray, owner: np.ndarray, type_id: np.ndarray) -> list[np.n
     return _where(index >= 0, index, type_id)
 
 
-def _names(model, ids: np.ndarray, field: str) -> tuple[np.ndarray, list]:
-    """(index of each id into the names, the names): the `field` of each distinct id."""
+def _names(model, ids: np.ndarray, field: str) -> tuple[np.ndarray, list, list[int]]:
+    """(index of each id into the names, the names, their ids): the `field` of each
+    distinct id."""
     index, distinct = rank_ids(ids)
     found = dict(model.objects.filter(pk__in=distinct.tolist()).values_list("pk", field))
-    return index, [found.get(i) for i in distinct.tolist()]
+    return index, [found.get(i) for i in distinct.tolist()], distinct.tolist()
 
 
 def _group_names(group_ids: np.ndarray) -> tuple[np.ndarray, list[str]]:
     """_names of groups, group 0 named NO_GROUP; one entry per name."""
-    index, names = _names(Group, group_ids, "name")
+    index, names, _ = _names(Group, group_ids, "name")
     names = [NO_GROUP if name is None else name for name in names]
     by_name, distinct = pd.factorize(np.array(names, dtype=object))
     return by_name[index].astype(np.int64), list(distinct)
@@ -249,6 +253,7 @@ class _Loaded:
     card: np.ndarray  # per record: turn id
     annotator: np.ndarray  # per record: index into `annotators`
     annotators: list[str]
+    annotator_ids: list[int]  # parallel to `annotators`: the users' ids, which key pairs
     group: np.ndarray  # per record: index into `groups`
     groups: list[str]
     judge: np.ndarray  # per record: bool
@@ -266,6 +271,7 @@ class _Loaded:
             self.group[rows],
             self.groups,
             {axis: masks[rows] for axis, masks in self.masks.items()},
+            ids=self.annotator_ids,
         )
 
 
@@ -285,7 +291,9 @@ def _load(
 
     masks = labels.masks(owner, len(card), a_type)
     group_id = _record_groups(conversation, user, rows.assignments, rows.members)
-    annotator, annotators = _names(get_user_model(), user, get_user_model().USERNAME_FIELD)
+    annotator, annotators, annotator_ids = _names(
+        get_user_model(), user, get_user_model().USERNAME_FIELD
+    )
     group, groups = _group_names(group_id)
     m_group, m_user, m_judge = rows.members
     judges = m_user[m_judge == 1]
@@ -310,7 +318,7 @@ def _load(
     shared = count_per(k_card, k_card) >= 2
     between = None
     if shared.any():
-        name, names = _names(Group, k_group[shared], "name")
+        name, names, group_ids = _names(Group, k_group[shared], "name")
         between = encode_axes(
             labels.codes,
             k_card[shared],
@@ -319,6 +327,7 @@ def _load(
             np.zeros(int(shared.sum()), dtype=np.int64),
             ["groups"],
             {axis: m[shared] for axis, m in k_masks.items()},
+            ids=group_ids,  # pairs of groups keyed by ids: a group's name may hold "|"
         )
     return _Loaded(
         labels=labels,
@@ -326,6 +335,7 @@ def _load(
         card=card,
         annotator=annotator,
         annotators=annotators,
+        annotator_ids=annotator_ids,
         group=group,
         groups=groups,
         judge=judge,
@@ -469,7 +479,8 @@ def _correct_report(data: _Loaded, axis: str, n_boot: int, seed: int) -> dict:
 
 def _between_groups(between: Encoded | None, n_boot: int, seed: int) -> dict:
     """The agreement between the groups' consensus labels on the cards several groups
-    decided: per pair of groups "A|B", the pair keys of the report (Cohen's kappa on sets,
+    decided: per pair of groups (keyed by their ids, naming both, as the report's pairs:
+    Cohen's kappa on sets,
     per label, percent agreement, ...), each group in an annotator's place."""
     if between is None:
         return {"n_cards": 0, "pairs": {}}

@@ -11,7 +11,8 @@ may also be a stats.Reference). The result:
   matrix[i][j] = label sets carrying both codes[i] and codes[j] (the diagonal: sets carrying
   codes[i]). The sets are the consensus labels, or every record when there is no consensus.
 - `confusion`: {"a|b": {...}} for every pair of annotators with records in a common group
-  (names sorted, as `agreement`'s pairs), over their common cards (cards with a record from
+  (keyed as `agreement`'s pairs: by ids, with `a` and `b` naming them, in a study's report),
+  over their common cards (cards with a record from
   both): `n_common_cards`; `codes`; `labels`: matrix[i][j] = common cards where a gave
   codes[i] and b gave codes[j]; `a_empty[j]` / `b_empty[i]`: cards where a (b) gave no label
   and the other gave codes[j] (codes[i]); `both_empty`; `per_label[code]` =
@@ -46,6 +47,8 @@ from .stats import (
     _pairs_by_group,
     _rows_by_annotator,
     encode,
+    pair_key,
+    pair_names,
 )
 
 _NO_CONSENSUS = "undefined: no consensus labels"
@@ -69,7 +72,7 @@ def extras_from_encoded(enc: Encoded, consensus: CardSets | None = None) -> dict
     pairs, by_group = _pairs_by_group(enc)
     rows = _rows_by_annotator(enc.annotator, len(enc.annotators))
     confusion = {
-        f"{enc.annotators[a]}|{enc.annotators[b]}": _pair_confusion(enc, rows[a], rows[b])
+        pair_key(enc, a, b): {**pair_names(enc, a, b), **_pair_confusion(enc, rows[a], rows[b])}
         for a, b in pairs
     }
     return {
@@ -81,8 +84,7 @@ def extras_from_encoded(enc: Encoded, consensus: CardSets | None = None) -> dict
         },
         "confusion": confusion,
         "pairs_by_group": {
-            name: [f"{enc.annotators[a]}|{enc.annotators[b]}" for a, b in members]
-            for name, members in by_group.items()
+            name: [pair_key(enc, a, b) for a, b in members] for name, members in by_group.items()
         },
         "taxonomy_table": _taxonomy_counts(consensus_masks, codes),
     }

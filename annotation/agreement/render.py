@@ -13,8 +13,8 @@ per-annotator per-type detail).
 CSV is the long format, one row per number, full precision, columns:
     axis, scope, name, statistic, label, value, ci_low, ci_high, reason
 one row per cell of every table but its text columns: `scope` is the table's (or the
-row's: "overall" for "all pairs"), `name` the row's group, pair "a|b", annotator or
-category ("no smell" for the empty set), `label` the type code of a per-type row, and
+row's: "overall" for "all pairs"), `name` the row's group, pair "a|b" (the two names),
+annotator or category ("no smell" for the empty set), `label` the type code of a per-type row, and
 Cohen's kappa carries its interval in ci_low/ci_high. The scopes: "axis" (the summary and
 the per-type table: prevalence, alpha and Fleiss per label, and over the pairs
 pair_kappa_mean / _min / _max and n_pairs_defined), "group" and "overall", "pair" (the

@@ -33,7 +33,11 @@ AGREEMENT.md plus the extras below. There is never a NaN or an infinity in a rep
 Definitions the contract leaves open, decided here
 --------------------------------------------------
 - Pairs: annotators `a` and `b` form the pair "a|b" (names sorted) when they have records in
-  a common group. The pair's common cards are all cards with a record from both.
+  a common group. The pair's common cards are all cards with a record from both. Records
+  encoded with ids (encode_axes(ids=...): a study's report, data.py) key the pair by the
+  two ids instead, "12|7" (in the order of the names), and its entry names both:
+  `"a": {"id": 12, "name": "alice"}, "b": {...}`, so that no name (one with a "|") can
+  break a statistic; records of names only (a DataFrame) refuse a name with a "|".
   `groups[name]` averages the pairs whose annotators both have records in that group.
 - Cohen's kappa where the two annotators gave different constant values is 0 (as sklearn),
   not undefined: only expected agreement 1 is 0/0.
@@ -126,6 +130,34 @@ class Encoded:
     cards: pd.Index
     annotators: list[str]
     groups: list[str]
+    # the annotators' ids (database keys), when given (encode_axes): pairs are then keyed by
+    # ids and name both annotators (pair_key, pair_names); else by the names themselves
+    ids: list[int] | None = None
+
+
+def pair_key(enc: Encoded, a: int, b: int) -> str:
+    """The key of the pair of annotators a < b (indexes, in the order of their names): "a|b"
+    of their ids when the records have ids, else of their names (which then hold no "|")."""
+    keys = enc.annotators if enc.ids is None else enc.ids
+    return f"{keys[a]}|{keys[b]}"
+
+
+def pair_names(enc: Encoded, a: int, b: int) -> dict:
+    """What a pair's entry says of its two annotators when pairs are keyed by ids:
+    {"a": {"id", "name"}, "b": {...}}; nothing when the names are the keys."""
+    if enc.ids is None:
+        return {}
+    return {
+        "a": {"id": enc.ids[a], "name": enc.annotators[a]},
+        "b": {"id": enc.ids[b], "name": enc.annotators[b]},
+    }
+
+
+def _refuse_separator(names: Iterable) -> None:
+    """Names that key pairs cannot hold the separator (a study's report keys them by ids)."""
+    for name in names:
+        if "|" in str(name):
+            raise ValueError(f"annotator {name!r}: '|' is reserved for pair keys")
 
 
 # ---------------------------------------------------------------------------------------
@@ -206,9 +238,7 @@ def encode(records: pd.DataFrame, codes: Sequence[str]) -> Encoded:
     card, cards = factorized("card", sort=False)
     annotator, annotators = factorized("annotator", sort=True)
     group, groups = factorized("group", sort=True)
-    for name in annotators:
-        if "|" in str(name):
-            raise ValueError(f"annotator {name!r}: '|' is reserved for pair keys")
+    _refuse_separator(annotators)
 
     where = _LazyRows(records)
     mask = _label_masks(records["labels"].to_numpy(dtype=object), bit, where)
@@ -258,6 +288,7 @@ def _encoded(
     cards: pd.Index,
     annotators: list[str],
     groups: Sequence,
+    ids: list[int] | None = None,
 ) -> Encoded:
     """Encoded of records sorted by (card, annotator): the set-as-category codes added."""
     cat, cat_mask = _categories(mask)
@@ -272,6 +303,7 @@ def _encoded(
         cards=cards,
         annotators=annotators,
         groups=[str(g) for g in groups],
+        ids=ids,
     )
 
 
@@ -300,14 +332,17 @@ def _ranked_ids(ids: np.ndarray) -> tuple[np.ndarray, pd.Index]:
     return inverse.astype(np.int64).reshape(-1), pd.Index(distinct)
 
 
-def _ranked_names(index: np.ndarray, names: Sequence[str]) -> tuple[np.ndarray, list[str]]:
-    """Index of each record into the names its records use, sorted (as `encode` has them)."""
+def _ranked_names(
+    index: np.ndarray, names: Sequence[str]
+) -> tuple[np.ndarray, list[str], list[int]]:
+    """Index of each record into the names its records use, sorted (as `encode` has them),
+    and where each of those names is in `names`."""
     used = np.flatnonzero(np.bincount(index, minlength=len(names)))
     used_names = [str(names[i]) for i in used]
     by_name = sorted(range(len(used)), key=used_names.__getitem__)
     new_index = np.full(len(names), -1, dtype=np.int64)
     new_index[used[by_name]] = np.arange(len(used))
-    return new_index[index], [used_names[k] for k in by_name]
+    return new_index[index], [used_names[k] for k in by_name], used[by_name].tolist()
 
 
 def encode_axes(
@@ -318,22 +353,25 @@ def encode_axes(
     group: np.ndarray,
     groups: Sequence[str],
     masks: Mapping[str, np.ndarray],
+    ids: Sequence[int] | None = None,
 ) -> dict[str, Encoded]:
     """Records already as arrays, the same records on every axis: `card` holds card ids
     (integers), `annotator` and `group` index the name lists `annotators` and `groups`
     (names no record uses are left out), `masks[axis]` is the label bitmask of each record
     in the bit order of `codes[axis]`. Gives per axis what `encode` gives for the records
     as a DataFrame, cards in ascending order. Records sorted by (card, annotator name) are
-    not sorted again: the check is one pass."""
+    not sorted again: the check is one pass. `ids`: the annotators' ids (database keys),
+    parallel to `annotators`: pairs are then keyed by ids and any name is fine; without
+    them, by names, which may not hold "|"."""
     card = np.asarray(card, dtype=np.int64)
     annotator = np.asarray(annotator, dtype=np.int64)
     group = np.asarray(group, dtype=np.int64)
     card_index, cards = _ranked_ids(card)
-    annotator, names = _ranked_names(annotator, annotators)
-    for name in names:
-        if "|" in name:
-            raise ValueError(f"annotator {name!r}: '|' is reserved for pair keys")
-    group, group_names = _ranked_names(group, groups)
+    annotator, names, positions = _ranked_names(annotator, annotators)
+    used_ids = None if ids is None else [int(ids[p]) for p in positions]
+    if ids is None:
+        _refuse_separator(names)
+    group, group_names, _ = _ranked_names(group, groups)
 
     def duplicate(first: int, second: int) -> ValueError:
         return ValueError(
@@ -349,7 +387,9 @@ def encode_axes(
         mask = np.asarray(masks[axis], dtype=np.uint64)
         if order is not None:
             mask = mask[order]
-        out[axis] = _encoded(checked, card_index, annotator, group, mask, cards, names, group_names)
+        out[axis] = _encoded(
+            checked, card_index, annotator, group, mask, cards, names, group_names, used_ids
+        )
     return out
 
 
@@ -837,7 +877,7 @@ def _pairs_section(
         return ordered
 
     out_pairs = {
-        f"{enc.annotators[a]}|{enc.annotators[b]}": with_ci(reports[(a, b)], [(a, b)])
+        pair_key(enc, a, b): {**pair_names(enc, a, b), **with_ci(reports[(a, b)], [(a, b)])}
         for a, b in pairs
     }
 

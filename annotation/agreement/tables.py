@@ -65,6 +65,20 @@ def _pairs(report: Mapping):
     return report.get("pairs", {}).items()
 
 
+def pair_names(key: str, pair: Mapping) -> tuple[str, str]:
+    """The names of a pair's two annotators (or groups): its entry's `a` and `b` (a study's
+    report keys pairs by ids), else its key "a|b" of names (a result stored before that)."""
+    if isinstance(pair.get("a"), Mapping) and isinstance(pair.get("b"), Mapping):
+        return str(pair["a"].get("name")), str(pair["b"].get("name"))
+    a, _, b = key.partition("|")
+    return a, b
+
+
+def pair_label(key: str, pair: Mapping, sep: str = "|") -> str:
+    """A pair as its names say it: "alice|bob" (a row's CSV name), "alice · bob" (shown)."""
+    return sep.join(pair_names(key, pair))
+
+
 def _cells(section: Mapping, columns: Sequence[Column], **given: Cell) -> tuple[Cell, ...]:
     return tuple(given[c.name] if c.name in given else value_of(section, c.name) for c in columns)
 
@@ -199,11 +213,11 @@ def pairs_table(report: Mapping, extras: Mapping) -> Table:
             _cells(
                 pair,
                 PAIRS,
-                pair=Cell(" · ".join(key.split("|", 1))),
+                pair=Cell(pair_label(key, pair, " · ")),
                 groups=Cell(", ".join(group_of.get(key, []))),
             ),
-            name=key,
-            text=key,
+            name=pair_label(key, pair),
+            text=pair_label(key, pair),
         )
         for key, pair in _pairs(report)
     )
@@ -217,7 +231,11 @@ BETWEEN = (Column("groups", "Groups", "text"), COMMON, KAPPA, CI, AGREEMENT, PAB
 def between_table(between: Mapping) -> Table:
     n = between.get("n_cards", 0)
     rows = tuple(
-        Row(_cells(pair, BETWEEN, groups=Cell(" · ".join(key.split("|", 1)))), name=key, text=key)
+        Row(
+            _cells(pair, BETWEEN, groups=Cell(pair_label(key, pair, " · "))),
+            name=pair_label(key, pair),
+            text=pair_label(key, pair),
+        )
         for key, pair in between.get("pairs", {}).items()
     )
     intro = (
@@ -263,9 +281,8 @@ PAIR_TYPES = (
 
 
 def pair_types_table(key: str, pair: Mapping, codes, names) -> Table:
-    a, b = key.split("|", 1)
-    title = f"Per type: {a} · {b} (κ, PABAK, AC1)"
-    rows = _type_rows(pair, PAIR_TYPES, codes, names, "per_label_kappa", name=key)
+    title = f"Per type: {pair_label(key, pair, ' · ')} (κ, PABAK, AC1)"
+    rows = _type_rows(pair, PAIR_TYPES, codes, names, "per_label_kappa", name=pair_label(key, pair))
     return _folded("pair-per-type", title, "pair", PAIR_TYPES, rows)
 
 

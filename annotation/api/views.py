@@ -264,7 +264,9 @@ def _annotation_filters(query: dict) -> dict:
                 response=OpenApiTypes.OBJECT,
                 description="The result of the latest finished agreement job: study, round, "
                 "taxonomy_version, computed_at, data_stamp and per axis the report of "
-                "AGREEMENT.md ('report') and the report page's tables ('extras'). 404 also "
+                "AGREEMENT.md ('report') and the report page's tables ('extras'). A pair "
+                "of annotators is keyed by their user ids, '12|7', and names both: "
+                "{'a': {'id', 'name'}, 'b': {...}} (pairs of groups by group ids). 404 also "
                 "when no agreement job has finished yet",
             )
         },

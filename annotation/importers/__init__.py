@@ -160,7 +160,11 @@ def _file_items(
             what = _CONTAINER_NAMES[container]
             report.file_error(name, f"cannot import: the file is {what}; nothing imported from it")
             return
-        sniffed, reason = sniff_file(path, container)
+        try:
+            sniffed, reason = sniff_file(path, container)
+        except GzipError as exc:
+            report.file_error(name, f"cannot read the file ({exc}); nothing imported from it")
+            return
         if sniffed not in FORMATS:
             if container == "markdown":
                 report.file_error(

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
@@ -29,6 +30,7 @@ from ..models import (
     Group,
     Job,
     JobStatus,
+    Membership,
     Seat,
     SeatConflict,
     SeatRefused,
@@ -52,15 +54,20 @@ class LabelImportReport:
     created_users: list[str] = field(default_factory=list)
     created_groups: list[str] = field(default_factory=list)
     assigned_conversations: int = 0
+    # nothing was imported, so the accounts, groups, seats and assignments the import had
+    # created were removed (the lists above then name what was removed)
+    removed: bool = False
 
     def summary(self) -> str:
         parts = [f"{self.imported} records imported", f"{len(self.rejected)} rejected"]
+        done = "removed again" if self.removed else "created"
         if self.created_users:
-            parts.append(f"{len(self.created_users)} annotators created")
+            parts.append(f"{len(self.created_users)} annotators {done}")
         if self.created_groups:
-            parts.append(f"{len(self.created_groups)} groups created")
+            parts.append(f"{len(self.created_groups)} groups {done}")
         if self.assigned_conversations:
-            parts.append(f"{self.assigned_conversations} conversations assigned")
+            assigned = "unassigned again" if self.removed else "assigned"
+            parts.append(f"{self.assigned_conversations} conversations {assigned}")
         return ", ".join(parts)
 
 
@@ -89,13 +96,36 @@ def resolve_labels(
 def read_label_lines(path: Path) -> Iterator[tuple[int, dict | None, str]]:
     """Yield (line number, record, error) one line at a time, so files of any size stream.
     Blank lines are skipped silently; a line cut off mid-record is a JSON error. JSON errors,
-    records nested too deeply and NUL characters are reported as the conversation importers
-    report them (one shared parser)."""
+    records nested too deeply, NUL characters, lines longer than CARDSORT_MAX_LINE_BYTES and
+    a gzip file decompressing past CARDSORT_MAX_DECOMPRESSED_BYTES are reported as the
+    conversation importers report them (one shared reader: containers.py)."""
     # the conversation importers' parser: both importers report a bad line alike
+    from .containers import (
+        GZIP_ERRORS,
+        LongLine,
+        gzip_error,
+        line_too_long,
+        lines,
+        max_line_bytes,
+        open_binary,
+    )
     from .readers import BadRecord, parse_record
 
-    with open(path, "rb") as f:
-        for number, raw in enumerate(f, start=1):
+    limit = max_line_bytes()
+    with open_binary(path) as f:
+        read = enumerate(lines(f, limit), start=1)
+        number = 0
+        while True:
+            try:
+                number, raw = next(read)
+            except StopIteration:
+                return
+            except GZIP_ERRORS as e:
+                yield number + 1, None, gzip_error(e)
+                return
+            if isinstance(raw, LongLine):
+                yield number, None, line_too_long(limit)
+                continue
             try:
                 # without its line ending, a line cut off mid-string reads as unterminated
                 text = raw.decode("utf-8-sig" if number == 1 else "utf-8").rstrip("\r\n")
@@ -148,6 +178,19 @@ def _name(record: dict, key: str) -> str:
     return value.strip()
 
 
+def _valid_name(record: dict, key: str, field) -> str:
+    """The record's `key` as a name `field` accepts (the model field's own validators: its
+    length, and Django's username rules for an annotator), else LabelRecordError naming the
+    key: the import creates accounts and groups under these names, and a name refused here
+    could not have been typed on any page."""
+    value = _name(record, key)
+    try:
+        field.run_validators(value)
+    except ValidationError as e:
+        raise LabelRecordError(f"{key}: {' '.join(e.messages)}") from None
+    return value
+
+
 class _Importer:
     """One import, in two passes over the file. The first seats everyone the file names and
     assigns each conversation to the groups its records name (so a group of three is complete
@@ -180,6 +223,12 @@ class _Importer:
         # the first pass's outcome, batch by batch: (records read, items, errors)
         self.checked: list[tuple[int, list[LabelItem], list[tuple[int, str]]]] = []
         self.report = LabelImportReport()
+        User = get_user_model()
+        self.username_field = User._meta.get_field(User.USERNAME_FIELD)
+        self.group_name_field = Group._meta.get_field("name")
+        # what this import created, so that an import of which no label lands leaves none
+        # of it (_Created.remove)
+        self.created = _Created()
 
     # -- reading ------------------------------------------------------------------------
 
@@ -270,8 +319,8 @@ class _Importer:
         note = _optional_text(record, "note")
         evidence = _optional_text(record, "evidence")
         confidence = _confidence(record)
-        group_name = _name(record, "group")
-        username = _name(record, "annotator")
+        group_name = _valid_name(record, "group", self.group_name_field)
+        username = _valid_name(record, "annotator", self.username_field)
         user = self.seat(group_name, username)
         if (conversation_id, group_name) not in turns["assigned"]:
             self.assign(conversation_id, group_name)
@@ -332,6 +381,7 @@ class _Importer:
                     )
                 group = Group.objects.create(study=self.study, name=name)
                 self.report.created_groups.append(name)
+                self.created.groups.append(group.pk)
             self.groups[name] = group
         if self.groups[name].open_sorting:
             raise LabelRecordError(f"group: {self.groups[name].open_sort_refusal()}")
@@ -347,10 +397,15 @@ class _Importer:
                 f"annotator: {username!r} is not {role} of group {group.name!r} "
                 "(use --create-members to add them)"
             )
+        member = Membership.objects.filter(study=self.study, user=user).exists()
         try:
             group.seat(user, as_)
         except SeatRefused as e:
             raise LabelRecordError(f"annotator: {e}") from None
+        if held is None:
+            self.created.seats.append((group, user, as_))
+            if as_ == Seat.ANNOTATOR and not member:
+                self.created.members.append(user.pk)
         return user
 
     def user(self, username: str):
@@ -366,6 +421,7 @@ class _Importer:
                 user.set_unusable_password()
                 user.save()
                 self.report.created_users.append(username)
+                self.created.users.append(user.pk)
             self.users[username] = user
         return self.users[username]
 
@@ -433,9 +489,12 @@ class _Importer:
         elif key not in self.assigned:
             self.write_pending()  # the checks read the assignments from the database
             try:
-                self.report.assigned_conversations += Conversation.objects.filter(
-                    pk=conversation_id
-                ).assign(self.groups[group_name])
+                assigned = Conversation.objects.filter(pk=conversation_id).assign(
+                    self.groups[group_name]
+                )
+                self.report.assigned_conversations += assigned
+                if assigned:
+                    self.created.assignments.append((conversation_id, self.groups[group_name].pk))
                 self.assigned[key] = None
                 self.groups_of[conversation_id].add(group_name)
             except SeatConflict as e:
@@ -469,7 +528,34 @@ class _Importer:
                     rows,
                 )
         self.report.assigned_conversations += len(self.pending)
+        self.created.assignments += [(c, self.groups[g].pk) for c, g in self.pending]
         self.pending = []
+
+
+@dataclass
+class _Created:
+    """What one import created: accounts, groups, seats (group, user, seat), the study
+    memberships those seats brought, assignments (conversation id, group id)."""
+
+    users: list[int] = field(default_factory=list)
+    groups: list[int] = field(default_factory=list)
+    seats: list[tuple] = field(default_factory=list)
+    members: list[int] = field(default_factory=list)
+    assignments: list[tuple[int, int]] = field(default_factory=list)
+
+    def remove(self, study: Study) -> None:
+        """Remove all of it, in one transaction: for an import no label of which landed, so
+        nothing refers to any of it."""
+        with transaction.atomic():
+            for conversation_id, group_id in self.assignments:
+                Assignment.objects.filter(
+                    conversation_id=conversation_id, group_id=group_id
+                ).delete()
+            for group, user, as_ in self.seats:
+                (group.judges if as_ == Seat.JUDGE else group.annotators).remove(user)
+            Membership.objects.filter(study=study, user_id__in=self.members).delete()
+            Group.objects.filter(pk__in=self.groups).delete()
+            get_user_model().objects.filter(pk__in=self.users).delete()
 
 
 def _external_id(value: object) -> str | None:
@@ -494,6 +580,19 @@ def import_annotations(
     OSError when the file cannot be opened at all."""
     path = Path(path)
     importer = _Importer(study, create_members, judge, batch_size=batch_size)
-    total = importer.seat_everyone(path)
-    importer.write(path, total, progress)
+    # the first pass in one transaction: should it fail, no account, group, seat or
+    # assignment of it stays
+    with transaction.atomic():
+        total = importer.seat_everyone(path)
+    try:
+        importer.write(path, total, progress)
+    except BaseException:
+        # batches commit as they go: once a label landed, what it was decided with stays
+        # (importing the file again finishes the import, duplicating nothing)
+        if importer.report.imported == 0:
+            importer.created.remove(study)
+        raise
+    if importer.report.imported == 0:
+        importer.created.remove(study)
+        importer.report.removed = True
     return importer.report

@@ -10,6 +10,7 @@ from collections.abc import Callable, Container
 from pathlib import Path
 
 from .base import ImportReport
+from .containers import GzipError
 from .sniff import detect_container, sniff_file
 
 # Hidden folders that are still searched.
@@ -59,7 +60,10 @@ def _why_not(path: Path, fmt: str, known: Container[str]) -> str | None:
         return "the file is empty"
     if container == "unknown":
         return "neither JSON Lines, a JSON array nor Markdown"
-    sniffed, reason = sniff_file(path, container)
+    try:
+        sniffed, reason = sniff_file(path, container)
+    except GzipError as exc:
+        return f"cannot read the file ({exc})"
     if sniffed is None:
         # the list of what each format is recognised by is said once, not per skipped file
         return reason.split("; looked for ")[0]

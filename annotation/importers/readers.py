@@ -13,6 +13,7 @@ import codecs
 import json
 import os
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,8 +22,12 @@ from typing import Any
 from .containers import (
     GZIP_ERRORS,
     GzipError,
+    LongLine,
     disk_position,
     gzip_error,
+    line_too_long,
+    lines,
+    max_line_bytes,
     open_binary,
     parquet_error,
     read_parquet_rows,
@@ -31,11 +36,8 @@ from .containers import (
 from .fastjson import loads as fast_loads
 
 CHUNK_SIZE = 1 << 16
-# A single array element larger than this is treated as broken JSON rather than read on
-# until the end of the file, so a corrupt array cannot pull a whole file into memory.
-MAX_RECORD_CHARS = 256 * 1024 * 1024
 
-_WHITESPACE = " \t\n\r"
+_BLANKS = re.compile(r"[ \t\n\r]*")
 # Deeper records are rejected. No chat log comes close, and Python's JSON code (json.loads,
 # json.dumps, Django's JSONField) raises RecursionError somewhere below 1,000 levels,
 # depending on how deep the call stack already is: a fixed limit well under that makes the
@@ -43,6 +45,7 @@ _WHITESPACE = " \t\n\r"
 MAX_DEPTH = 100
 TOO_DEEP = f"the record is nested deeper than {MAX_DEPTH} levels"
 NUL = "contains a NUL character (\\u0000), which the database cannot store"
+TOO_MANY_DIGITS = f"invalid JSON: a number of more than {sys.get_int_max_str_digits():,} digits"
 
 
 @dataclass
@@ -85,6 +88,8 @@ def parse_record(text: str) -> Any:
         raise BadJSON(json_error(exc)) from None
     except RecursionError:
         raise BadRecord(TOO_DEEP) from None
+    except ValueError:  # Python's int() refuses a number of more than 4,300 digits
+        raise BadJSON(TOO_MANY_DIGITS) from None
     problem = record_problem(obj, text)
     if problem is not None:
         raise BadRecord(problem)
@@ -147,19 +152,26 @@ def _nul_field(value: Any, path: str) -> str | None:
 
 
 def read_jsonl(path: str | Path) -> Iterator[Item]:
+    """The lines of a JSONL file as Items; a line longer than CARDSORT_MAX_LINE_BYTES is an
+    error Item (containers.lines skips it without holding it)."""
+    limit = max_line_bytes()
     with open_binary(path) as f:
         offset = 0
         number = 0
-        lines = iter(f)
+        read = lines(f, limit)
         while True:
             try:
-                raw = next(lines)
+                raw = next(read)
             except StopIteration:
                 break
             except GZIP_ERRORS as exc:
                 yield Item(number + 1, None, error=gzip_error(exc), offset=offset)
                 break
             number += 1
+            if isinstance(raw, LongLine):
+                offset = disk_position(f, offset + raw.size)
+                yield Item(number, None, error=line_too_long(limit), offset=offset)
+                continue
             offset = disk_position(f, offset + len(raw))
             if number == 1 and raw.startswith(codecs.BOM_UTF8):
                 raw = raw[len(codecs.BOM_UTF8) :]
@@ -226,6 +238,9 @@ class _ArrayStream:
         self.column = 1
         self.bad_bytes = ""  # the UTF-8 error ahead of the buffer's end, if any
         self.gzip_problem = ""  # a corrupt or cut-off gzip stream ends the file here
+        # An element longer than this (a line's limit) is refused rather than read on until
+        # the end of the file, so a corrupt or hostile array cannot pull it into memory.
+        self.limit = max_line_bytes()
 
     def more(self, at_least: int = 0) -> bool:
         """Read another chunk (at least `at_least` bytes); False at end of file."""
@@ -281,8 +296,7 @@ class _ArrayStream:
     def skip_ws(self) -> str:
         """The next non-blank character ('' at end of file), not consumed."""
         while True:
-            while self.pos < len(self.buf) and self.buf[self.pos] in _WHITESPACE:
-                self.pos += 1
+            self.pos = _BLANKS.match(self.buf, self.pos).end()
             if self.pos < len(self.buf):
                 return self.buf[self.pos]
             if not self.more():
@@ -366,19 +380,32 @@ def _decode(stream: _ArrayStream, decoder: json.JSONDecoder) -> tuple[Any, int]:
             # in the next chunk.
             if end < len(stream.buf) or stream.eof:
                 return obj, end
+            if end - stream.pos > stream.limit:
+                raise _Stop(_too_long(stream))
             stream.more()
         except json.JSONDecodeError as exc:
             pending = len(stream.buf) - stream.pos
             # from the element's start: more() moves the element to the buffer's start
             error_at = exc.pos - stream.pos
-            if (
-                not _may_be_cut(exc, stream.buf)
-                or pending > MAX_RECORD_CHARS
-                or not stream.more(at_least=pending)
-            ):
+            may_be_cut = _may_be_cut(exc, stream.buf)
+            if may_be_cut and pending > stream.limit:
+                raise _Stop(_too_long(stream)) from None
+            # read as much again (so that decoding again costs O(n log n) in all), but never
+            # much past the limit
+            if not may_be_cut or not stream.more(at_least=min(pending, stream.limit + 1 - pending)):
                 cut = " (the file looks cut off)" if stream.eof else ""
                 where = stream.where(stream.pos + error_at)
                 raise _Stop(json_error(exc, *where) + cut) from None
+        except ValueError:  # not a JSONDecodeError: a number int() refuses
+            raise _Stop(f"{TOO_MANY_DIGITS} (line {stream.where(stream.pos)[0]})") from None
+
+
+def _too_long(stream: _ArrayStream) -> str:
+    line = stream.where(stream.pos)[0]
+    return (
+        f"an element longer than {stream.limit:,} bytes (CARDSORT_MAX_LINE_BYTES) starts at "
+        f"line {line}; the rest of the file is not read"
+    )
 
 
 def _separator(stream: _ArrayStream) -> str:
@@ -405,7 +432,7 @@ _STRING_END = re.compile(r'["\\]')
 def _skip_container(stream: _ArrayStream) -> int | None:
     """The end of the array or object at stream.pos, found by counting brackets outside
     strings: for an element too deep for the decoder, so the ones after it are still read.
-    None when the file ends first (or the element outgrows MAX_RECORD_CHARS)."""
+    None when the file ends first (or the element outgrows the limit)."""
     depth = 0
     in_string = False
     i = stream.pos
@@ -415,7 +442,7 @@ def _skip_container(stream: _ArrayStream) -> int | None:
         if match is None or (match.group() == "\\" and match.end() >= len(buf)):
             # Read on; an escape cut by the chunk boundary is looked at again.
             resume = (len(buf) if match is None else match.start()) - stream.pos
-            if len(buf) - stream.pos > MAX_RECORD_CHARS or not stream.more():
+            if len(buf) - stream.pos > stream.limit or not stream.more():
                 return None
             i = stream.pos + resume
             continue

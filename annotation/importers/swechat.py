@@ -32,7 +32,16 @@ from pathlib import Path
 from typing import Any
 
 from .base import Message, Record, RecordError
-from .containers import GzipError, parquet_error, parquet_file, seekable_copy
+from .containers import (
+    GzipError,
+    LongLine,
+    line_too_long,
+    lines,
+    max_line_bytes,
+    parquet_error,
+    parquet_file,
+    seekable_copy,
+)
 from .readers import BadRecord, Item, parse_record
 from .readers import read_items as read_rows
 
@@ -103,7 +112,8 @@ def _jsonl_sessions(path: str | Path) -> Iterator[Item]:
             for i in range(0, len(places), 2):
                 f.seek(places[i])
                 number = places[i + 1]
-                obj, error = _parse_line(f.readline(), number)
+                # bounded too: only a file changed since the first pass has a longer line
+                obj, error = _parse_line(f.readline(max_line_bytes() + 2), number)
                 if error is not None:  # the file changed between the passes
                     yield Item(number, None, error=error)
                 elif _skipped(obj):
@@ -120,7 +130,14 @@ def _index_lines(f, size: int, plain_size: int):
     Item for each line that names no session."""
     index: dict[str, array] = {}
     start = 0
-    for number, raw in enumerate(f, 1):
+    limit = max_line_bytes()
+    for number, raw in enumerate(lines(f, limit), 1):
+        if isinstance(raw, LongLine):  # skipped, never held: not indexed either
+            start += raw.size
+            yield Item(
+                number, None, error=line_too_long(limit), offset=size * start // plain_size // 2
+            )
+            continue
         here, start = start, start + len(raw)
         if not raw.strip():
             continue

@@ -26,7 +26,7 @@ from ..access import get_study_for_reporter
 from ..agreement import svg
 from ..agreement.render import md_escape, tex_escape, to_csv, to_latex, to_markdown
 from ..agreement.spec import PAGE, Table, TaxonomyEntry, show, taxonomy_entries
-from ..agreement.tables import report_spec
+from ..agreement.tables import pair_names, report_spec
 from ..models import Job, JobKind, JobStatus, Study
 
 DOWNLOADS = {
@@ -133,10 +133,10 @@ def _axis_page(axis, data: Mapping, entries: list[TaxonomyEntry]) -> dict:
             block["chart"] = mark_safe(_per_type_chart(axis.code, block["table"]))
             block["charts_after"] = True
     pairs = []
-    for n, key in enumerate(report.get("pairs", {})):
+    for n, (key, pair) in enumerate(report.get("pairs", {}).items()):
         confusion = extras.get("confusion", {}).get(key)
         if confusion:
-            a, b = key.split("|", 1)
+            a, b = pair_names(key, pair)
             chart = _confusion_chart(f"confusion-{n}", a, b, confusion, codes, names)
             pairs.append({"a": a, "b": b, "n": confusion["n_common_cards"], "svg": chart})
     return {

@@ -14,6 +14,7 @@ from annotation.agreement.data import compute_study_report
 from annotation.importers.annotations import import_annotations
 from annotation.models import Annotation, CardState, CardStatus, Consensus
 from tests.factories import make_conversation, make_group
+from tests.report.helpers import named
 
 pytestmark = pytest.mark.django_db
 
@@ -80,7 +81,7 @@ def test_a_judge_never_votes_and_is_compared_with_the_gold(tmp_path, study, card
     assert Annotation.objects.filter(annotator=judge).count() == 3
 
     result = compute_study_report(study, n_boot=0)["axes"]["smell"]
-    assert list(result["report"]["pairs"]) == ["alice|bob"]
+    assert list(named(result["report"]["pairs"])) == ["alice|bob"]
     versus = result["versus_consensus"]["gpt-judge"]
     # gold exists on turns 1 and 2 (both "no smell"): the judge is right on turn 2 only
     assert (versus["n_cards"], versus["accuracy"]) == (2, 0.5)

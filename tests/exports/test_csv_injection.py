@@ -174,7 +174,8 @@ def test_the_report_downloads_neutralise_and_escape_hostile_names(client, study,
 
     labelled_study(study)
     Group.objects.filter(name="G1").update(name=GROUP + "<img src=x onerror=alert(1)>")
-    # the agreement keys a pair as "a|b": a name with "|" is refused there
+    # make_report_job builds the result from names (stats' DataFrame path, where a "|" is
+    # refused); a study's own report keys pairs by ids (tests/report/test_pair_keys.py)
     get_user_model().objects.filter(username="alice").update(username="+SUM(1+1)")
     make_report_job(study)
     client.force_login(lead)

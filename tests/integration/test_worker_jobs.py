@@ -20,6 +20,7 @@ from django.utils import timezone
 from annotation.models import LOST_JOB_ERROR, Annotation, Job, JobKind, JobStatus
 from annotation.tasks import reap_lost_jobs, run_agreement, run_export
 from tests.factories import make_conversation, make_group, make_study, make_user
+from tests.report.helpers import named
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -66,7 +67,7 @@ def test_a_real_worker_runs_an_agreement_job(start_worker, labelled_study):
     assert job.status == JobStatus.DONE, job.error
     report = job.result["axes"]["smell"]["report"]
     assert (report["n_cards"], report["n_annotations"]) == (200, 400)
-    assert report["pairs"]["alice|bob"]["cohen_kappa_ci"] is not None
+    assert named(report["pairs"])["alice|bob"]["cohen_kappa_ci"] is not None
     assert job.result["data_stamp"]["annotations_current"] == 400
     lost.refresh_from_db()
     assert (lost.status, lost.error) == (JobStatus.FAILED, LOST_JOB_ERROR)

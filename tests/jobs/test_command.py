@@ -11,6 +11,7 @@ from django.core.management import CommandError, call_command
 from annotation.agreement.data import compute_study_report
 from annotation.agreement.spec import show, taxonomy_entries
 from annotation.agreement.tables import report_spec
+from tests.report.helpers import named
 
 pytestmark = pytest.mark.django_db
 
@@ -68,7 +69,7 @@ def test_it_prints_the_json_of_compute_study_report(study, labelled):
         assert PAIR_KEYS <= set(pair)
     assert MEAN_KEYS <= set(report["group_mean"])
     assert set(report["groups"]) == {"g1", "g2"}
-    assert report["pairs"]["alice|bob"]["cohen_kappa_ci"] is not None
+    assert named(report["pairs"])["alice|bob"]["cohen_kappa_ci"] is not None
 
 
 def test_it_reports_the_round_asked_for(labelled):

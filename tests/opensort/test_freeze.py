@@ -22,6 +22,7 @@ from annotation.models import (
 )
 from annotation.opensort import board as ops
 from annotation.opensort.freeze import FreezeRefused, freeze, plan
+from tests.report.helpers import named
 
 from .board_factories import SIX_CARDS, make_open_sort, tag_card, tag_six_cards
 
@@ -179,7 +180,7 @@ def test_the_experts_kappa_on_the_consolidated_types_equals_scikit_learn(study, 
     freeze(study, world["lead"])
     alice, bob = world["experts"]
     report = compute_study_report(Study.objects.get(pk=study.pk), n_boot=0)
-    pair = report["axes"]["type"]["report"]["pairs"]["alice|bob"]
+    pair = named(report["axes"]["type"]["report"]["pairs"])["alice|bob"]
     a = [",".join(sorted(s)) for s in labels_of(study, alice)]
     b = [",".join(sorted(s)) for s in labels_of(study, bob)]
     assert abs(pair["cohen_kappa"] - cohen_kappa_score(a, b)) < 1e-9

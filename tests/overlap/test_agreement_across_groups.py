@@ -17,6 +17,7 @@ from sklearn.metrics import cohen_kappa_score
 from annotation.models import Assignment, CardState, Consensus, Method
 from tests.agreement.test_worked_examples import KRIPPENDORFF_2011
 from tests.factories import make_conversation
+from tests.report.helpers import named
 
 pytestmark = pytest.mark.django_db
 
@@ -66,7 +67,8 @@ def test_it_reproduces_krippendorff_2011_with_two_groups_on_the_same_cards(tmp_p
     assert abs(alpha - krippendorff.alpha(data, level_of_measurement="nominal")) < 1e-9
     assert report["report"]["n_annotators"] == 4
     # pair kappas only within the groups' pairs, equal to scikit-learn on their common cards
-    assert set(report["report"]["pairs"]) == {"alice|bob", "carol|dave"}
+    pairs = named(report["report"]["pairs"])  # keyed by user ids, naming both
+    assert set(pairs) == {"alice|bob", "carol|dave"}
     assert set(report["report"]["groups"]) == {"experts", "students"}
     for (x, y), key in ((("A", "B"), "alice|bob"), (("C", "D"), "carol|dave")):
         common = [
@@ -75,8 +77,8 @@ def test_it_reproduces_krippendorff_2011_with_two_groups_on_the_same_cards(tmp_p
             if a is not None and b is not None
         ]
         expected = cohen_kappa_score([a for a, _ in common], [b for _, b in common])
-        assert abs(report["report"]["pairs"][key]["cohen_kappa"] - expected) < 1e-9
-        assert report["report"]["pairs"][key]["n_common_cards"] == len(common)
+        assert abs(pairs[key]["cohen_kappa"] - expected) < 1e-9
+        assert pairs[key]["n_common_cards"] == len(common)
 
 
 def test_it_runs_rounds_and_consensus_per_group_on_a_shared_card(tmp_path, study):
@@ -100,7 +102,7 @@ def test_it_compares_the_groups_consensus_labels_on_the_overlap(tmp_path, study)
     assert set(Consensus.objects.current().values_list("method", flat=True)) == {Method.SINGLE}
     between = report["between_groups"]
     assert between["n_cards"] == 8
-    pair = between["pairs"]["experts|students"]
+    pair = named(between["pairs"])["experts|students"]
     codes = [[CODE[v]] for v in values["A"]], [[CODE[v]] for v in values["C"]]
     expected = cohen_kappa_score([c[0] for c in codes[0]], [c[0] for c in codes[1]])
     assert abs(pair["cohen_kappa"] - expected) < 1e-9

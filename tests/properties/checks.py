@@ -20,9 +20,11 @@ from annotation.models import (
     CardStatus,
     Comment,
     Consensus,
+    Group,
     Method,
     Proposal,
 )
+from tests.report.helpers import pair_name
 
 from .world import Seats, World
 
@@ -414,11 +416,22 @@ def check_report_counts(world: World, rows: list[Row], report: dict) -> None:
         for group in members.values()
         for a, b in combinations(sorted(group), 2)
     }
-    reported = {pair: p["n_common_cards"] for pair, p in report.get("pairs", {}).items()}
+    pairs = report.get("pairs", {})
+    check_pair_keys(pairs, names)
+    reported = {pair_name(p): p["n_common_cards"] for p in pairs.values()}
     assert reported == common, f"pairs' common cards {reported}, the rows give {common}"
     assert set(report.get("groups", {})) == set(members), (
         f"group means for {sorted(report.get('groups', {}))}, groups with labels {sorted(members)}"
     )
+
+
+def check_pair_keys(pairs: dict, names: dict[int, str]) -> None:
+    """A study report keys a pair by its two ids, and its entry names both (by their names'
+    order)."""
+    for key, p in pairs.items():
+        a, b = p["a"], p["b"]
+        assert key == f"{a['id']}|{b['id']}", (key, a, b)
+        assert (names[a["id"]], names[b["id"]]) == (a["name"], b["name"]) and a["name"] < b["name"]
 
 
 def check_between_groups(world: World, between: dict) -> None:
@@ -433,7 +446,11 @@ def check_between_groups(world: World, between: dict) -> None:
         for a, b in combinations(sorted(world.groups), 2)
     }
     expected = {pair: k for pair, k in pairs.items() if k}
-    reported = {pair: p["n_common_cards"] for pair, p in between["pairs"].items()}
+    check_pair_keys(
+        between["pairs"],
+        dict(Group.objects.filter(study_id=world.study_id).values_list("pk", "name")),
+    )
+    reported = {pair_name(p): p["n_common_cards"] for p in between["pairs"].values()}
     assert (between["n_cards"], reported) == (n, expected), (
         f"between groups: {between['n_cards']} cards, pairs {reported}; the consensus rows "
         f"give {n} cards, pairs {expected}"

@@ -113,3 +113,26 @@ def add_lead(study: Study, username: str = "lead"):
     user = make_user(username)
     study.add_member(user, Role.LEAD)
     return user
+
+
+def pair_name(pair: dict) -> str:
+    """A study report's pair (keyed by ids, naming both) as the names' key "alice|bob"."""
+    return f"{pair['a']['name']}|{pair['b']['name']}"
+
+
+def named(pairs: dict) -> dict:
+    """A study report's pairs keyed by the names, as the library path (stats, extras on a
+    DataFrame of names) keys them: {"alice|bob": entry without its a and b}."""
+    return {
+        pair_name(p): {k: v for k, v in p.items() if k not in ("a", "b")} for p in pairs.values()
+    }
+
+
+def named_report(report: dict) -> dict:
+    return {**report, "pairs": named(report["pairs"])}
+
+
+def named_extras(extras: dict) -> dict:
+    names = {key: pair_name(p) for key, p in extras["confusion"].items()}
+    by_group = {g: [names[k] for k in keys] for g, keys in extras["pairs_by_group"].items()}
+    return {**extras, "confusion": named(extras["confusion"]), "pairs_by_group": by_group}

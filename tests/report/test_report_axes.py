@@ -16,6 +16,7 @@ from sklearn.metrics import cohen_kappa_score
 from annotation.agreement.data import compute_study_report
 from annotation.models import Job, JobKind, JobStatus, Kind, Role
 from tests.factories import label, make_conversation, make_group, make_study, make_user
+from tests.report.helpers import named
 
 pytestmark = pytest.mark.django_db
 
@@ -78,7 +79,7 @@ def single(codes: set[str], axis: list[str]) -> str:
 @pytest.mark.parametrize("axis, types", [("outcome", OUTCOME), ("resolution", RESOLUTION)])
 def test_a_pick_one_axis_has_the_single_label_kappa(agents, axis, types):
     result = compute_study_report(agents, n_boot=0)
-    pair = result["axes"][axis]["report"]["pairs"]["alice|bob"]
+    pair = named(result["axes"][axis]["report"]["pairs"])["alice|bob"]
     a = [single(x, types) for x, _ in CARDS]
     b = [single(y, types) for _, y in CARDS]
     assert pair["cohen_kappa"] == pytest.approx(cohen_kappa_score(a, b), abs=1e-9)
@@ -87,7 +88,7 @@ def test_a_pick_one_axis_has_the_single_label_kappa(agents, axis, types):
 
 def test_a_multi_select_axis_has_its_per_label_kappas(agents):
     result = compute_study_report(agents, n_boot=0)
-    per_label = result["axes"]["symptom"]["report"]["pairs"]["alice|bob"]["per_label_kappa"]
+    per_label = named(result["axes"]["symptom"]["report"]["pairs"])["alice|bob"]["per_label_kappa"]
     for code in ("scope_overreach", "faulty_implementation"):
         a = [int(code in x) for x, _ in CARDS]
         b = [int(code in y) for _, y in CARDS]
