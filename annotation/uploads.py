@@ -106,8 +106,16 @@ def safe_name(name: str) -> str:
     """The name an upload is stored under: one path component of letters, digits, "_", "-"
     and ".", not hidden, at most MAX_NAME_BYTES in UTF-8, its extension kept (lowercased),
     "upload" when nothing of it is left. Stable: a safe name is its own safe name."""
-    once = _once(name)
-    return _once(once)  # a second pass: NFKC after cutting may compose what the cut split
+    # passes until nothing changes: NFKC after cutting may compose what the cut split, and a
+    # cut may leave a new extension ("0..0..0_" -> "0..0.0" -> "0.0.0"); each pass only
+    # shortens the name, so a few are enough
+    name = _once(name)
+    for _ in range(8):
+        again = _once(name)
+        if again == name:
+            break
+        name = again
+    return name
 
 
 # -- keeping and removing ----------------------------------------------------------------------
