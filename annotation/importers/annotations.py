@@ -18,8 +18,7 @@ from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, connection, transaction
-from django.utils import timezone
+from django.db import transaction
 
 from taxonomy.models import TaxonomyVersion, Type
 
@@ -30,21 +29,14 @@ from ..models import (
     Group,
     Job,
     JobStatus,
-    Membership,
-    Seat,
-    SeatConflict,
-    SeatRefused,
     Study,
     Turn,
 )
-from ..sql import copy_lines, in_list, query_rows
+from ..sql import in_list, query_rows
 from .label_batch import LabelItem, write_batch
+from .label_seats import LabelRecordError, Seating
 
 REQUIRED_FIELDS = ("conversation", "turn", "annotator", "labels", "group")
-
-
-class LabelRecordError(ValueError):
-    """One record cannot be imported; the message names the field."""
 
 
 @dataclass
@@ -208,16 +200,6 @@ class _Importer:
         self.create_members = create_members
         self.batch_size = batch_size
         self.types_by_code = self.version.types_by_code()
-        self.users: dict[str, object] = {}
-        self.groups: dict[str, Group] = {}
-        # (group name, username) -> the seated user, or why they cannot sit there
-        self.seats: dict[tuple[str, str], object] = {}
-        # (conversation pk, group name) -> None once assigned, or why it cannot be
-        self.assigned: dict[tuple[int, str], LabelRecordError | None] = {}
-        # the batch's conversations -> the names of their groups (the database's and this
-        # import's), and the assignments not written yet (conversations of one group only)
-        self.groups_of: dict[int, set[str]] = defaultdict(set)
-        self.pending: list[tuple[int, str]] = []
         # tuple of codes -> (type ids, codes), or why they are no label set
         self.label_sets: dict[tuple, tuple | LabelRecordError] = {}
         # the first pass's outcome, batch by batch: (records read, items, errors)
@@ -226,9 +208,8 @@ class _Importer:
         User = get_user_model()
         self.username_field = User._meta.get_field(User.USERNAME_FIELD)
         self.group_name_field = Group._meta.get_field("name")
-        # what this import created, so that an import of which no label lands leaves none
-        # of it (_Created.remove)
-        self.created = _Created()
+        # who and where the records go: accounts, groups, seats, assignments
+        self.seating = Seating(study, create_members, judge, self.report)
 
     # -- reading ------------------------------------------------------------------------
 
@@ -321,13 +302,13 @@ class _Importer:
         confidence = _confidence(record)
         group_name = _valid_name(record, "group", self.group_name_field)
         username = _valid_name(record, "annotator", self.username_field)
-        user = self.seat(group_name, username)
+        user = self.seating.seat(group_name, username)
         if (conversation_id, group_name) not in turns["assigned"]:
-            self.assign(conversation_id, group_name)
+            self.seating.assign(conversation_id, group_name)
         return LabelItem(
             number=0,
             turn_id=turn_id,
-            group_id=self.groups[group_name].pk,
+            group_id=self.seating.groups[group_name].pk,
             annotator_id=user.pk,
             round=round,
             type_ids=type_ids,
@@ -353,78 +334,6 @@ class _Importer:
             raise LabelRecordError(str(found))
         return found
 
-    # -- seats (first pass) -------------------------------------------------------------
-
-    def seat(self, group_name: str, username: str):
-        """The user seated in the group (as annotator, or judge with --judge), once per
-        pair: every record of a refused pair gets the same error."""
-        key = (group_name, username)
-        if key not in self.seats:
-            # nothing to roll back on a refusal: only an existing user can hold another seat
-            try:
-                self.seats[key] = self._seat(self.group(group_name), username)
-            except LabelRecordError as e:
-                self.seats[key] = e
-        seat = self.seats[key]
-        if isinstance(seat, LabelRecordError):
-            raise LabelRecordError(str(seat))
-        return seat
-
-    def group(self, name: str) -> Group:
-        if name not in self.groups:
-            group = Group.objects.filter(study=self.study, name=name).first()
-            if group is None:
-                if not self.create_members:
-                    raise LabelRecordError(
-                        f"group: unknown group {name!r} in study {self.study} "
-                        "(use --create-members to create it)"
-                    )
-                group = Group.objects.create(study=self.study, name=name)
-                self.report.created_groups.append(name)
-                self.created.groups.append(group.pk)
-            self.groups[name] = group
-        if self.groups[name].open_sorting:
-            raise LabelRecordError(f"group: {self.groups[name].open_sort_refusal()}")
-        return self.groups[name]
-
-    def _seat(self, group: Group, username: str):
-        user = self.user(username)
-        as_ = Seat.JUDGE if self.judge else Seat.ANNOTATOR
-        held = group.seat_of(user)
-        if held is None and not self.create_members:
-            role = "a judge" if self.judge else "an annotator"
-            raise LabelRecordError(
-                f"annotator: {username!r} is not {role} of group {group.name!r} "
-                "(use --create-members to add them)"
-            )
-        member = Membership.objects.filter(study=self.study, user=user).exists()
-        try:
-            group.seat(user, as_)
-        except SeatRefused as e:
-            raise LabelRecordError(f"annotator: {e}") from None
-        if held is None:
-            self.created.seats.append((group, user, as_))
-            if as_ == Seat.ANNOTATOR and not member:
-                self.created.members.append(user.pk)
-        return user
-
-    def user(self, username: str):
-        if username not in self.users:
-            User = get_user_model()
-            user = User.objects.filter(username=username).first()
-            if user is None:
-                if not self.create_members:
-                    raise LabelRecordError(
-                        f"annotator: unknown user {username!r} (use --create-members to create it)"
-                    )
-                user = User(username=username)
-                user.set_unusable_password()
-                user.save()
-                self.report.created_users.append(username)
-                self.created.users.append(user.pk)
-            self.users[username] = user
-        return self.users[username]
-
     # -- the two passes -----------------------------------------------------------------
 
     def check_batch(
@@ -432,9 +341,7 @@ class _Importer:
     ) -> tuple[list[LabelItem], list[tuple[int, str]]]:
         records = [record for _, record, _ in batch if record is not None]
         conversations, turns = self.lookups(records)
-        self.groups_of = defaultdict(set)
-        for conversation_id, group_name in turns["assigned"]:
-            self.groups_of[conversation_id].add(group_name)
+        self.seating.new_batch(turns["assigned"])
         items, errors = [], []
         for number, record, error in batch:
             if record is None:
@@ -447,7 +354,7 @@ class _Importer:
                 continue
             item.number = number
             items.append(item)
-        self.write_pending()
+        self.seating.write_pending()
         return items, errors
 
     def seat_everyone(self, path: Path) -> int:
@@ -474,88 +381,6 @@ class _Importer:
             if progress is not None:
                 progress(done, total)
         self.checked = []
-
-    def assign(self, conversation_id: int, group_name: str) -> None:
-        """Assign the conversation to the record's group if it is not yet (as well as to
-        any other: groups may share a conversation, each with its own rounds), once per
-        pair: every record of a refused pair gets the same error. Refused when someone
-        would label the conversation in two groups (SeatConflict)."""
-        key = (conversation_id, group_name)
-        if key not in self.assigned and not self.groups_of[conversation_id] - {group_name}:
-            # the conversation's first group: nobody can sit in two groups sharing it, so
-            # nothing to check; written with the batch's others (write_pending)
-            self.pending.append(key)
-            self.assigned[key] = None
-        elif key not in self.assigned:
-            self.write_pending()  # the checks read the assignments from the database
-            try:
-                assigned = Conversation.objects.filter(pk=conversation_id).assign(
-                    self.groups[group_name]
-                )
-                self.report.assigned_conversations += assigned
-                if assigned:
-                    self.created.assignments.append((conversation_id, self.groups[group_name].pk))
-                self.assigned[key] = None
-                self.groups_of[conversation_id].add(group_name)
-            except SeatConflict as e:
-                self.assigned[key] = LabelRecordError(f"group: {e}")
-        error = self.assigned[key]
-        if error is not None:
-            raise LabelRecordError(str(error))
-        self.groups_of[conversation_id].add(group_name)
-
-    def write_pending(self) -> None:
-        """Write the assignments assign() deferred: one statement (COPY on PostgreSQL, unless
-        someone assigned one of them meanwhile)."""
-        if not self.pending:
-            return
-        now = timezone.now()
-        rows = [(c, self.groups[g].pk, now) for c, g in self.pending]
-        table, columns = Assignment._meta.db_table, "conversation_id, group_id, created_at"
-        if connection.vendor == "postgresql":
-            stamp = now.isoformat()
-            try:
-                with transaction.atomic():
-                    copy_lines(table, columns, [f"{c}\t{g}\t{stamp}\n" for c, g, _ in rows])
-                rows = []
-            except IntegrityError:
-                pass  # someone assigned one of them meanwhile: the statement below skips it
-        if rows:
-            with connection.cursor() as cursor:
-                cursor.executemany(
-                    f'INSERT INTO "{table}" ({columns}) VALUES (%s, %s, %s) '
-                    "ON CONFLICT (conversation_id, group_id) DO NOTHING",
-                    rows,
-                )
-        self.report.assigned_conversations += len(self.pending)
-        self.created.assignments += [(c, self.groups[g].pk) for c, g in self.pending]
-        self.pending = []
-
-
-@dataclass
-class _Created:
-    """What one import created: accounts, groups, seats (group, user, seat), the study
-    memberships those seats brought, assignments (conversation id, group id)."""
-
-    users: list[int] = field(default_factory=list)
-    groups: list[int] = field(default_factory=list)
-    seats: list[tuple] = field(default_factory=list)
-    members: list[int] = field(default_factory=list)
-    assignments: list[tuple[int, int]] = field(default_factory=list)
-
-    def remove(self, study: Study) -> None:
-        """Remove all of it, in one transaction: for an import no label of which landed, so
-        nothing refers to any of it."""
-        with transaction.atomic():
-            for conversation_id, group_id in self.assignments:
-                Assignment.objects.filter(
-                    conversation_id=conversation_id, group_id=group_id
-                ).delete()
-            for group, user, as_ in self.seats:
-                (group.judges if as_ == Seat.JUDGE else group.annotators).remove(user)
-            Membership.objects.filter(study=study, user_id__in=self.members).delete()
-            Group.objects.filter(pk__in=self.groups).delete()
-            get_user_model().objects.filter(pk__in=self.users).delete()
 
 
 def _external_id(value: object) -> str | None:
@@ -590,9 +415,9 @@ def import_annotations(
         # batches commit as they go: once a label landed, what it was decided with stays
         # (importing the file again finishes the import, duplicating nothing)
         if importer.report.imported == 0:
-            importer.created.remove(study)
+            importer.seating.created.remove(study)
         raise
     if importer.report.imported == 0:
-        importer.created.remove(study)
+        importer.seating.created.remove(study)
         importer.report.removed = True
     return importer.report
