@@ -53,11 +53,10 @@ from django.utils import timezone
 from taxonomy.models import TaxonomyVersion, Type
 
 from ..evolution import report_versions
-from ..intake.splitcheck import CORRECT, ENTRY_AXIS, RIGHT_SPLIT
 from ..models import Annotation, Consensus, Group, Study, TaxonomyMove
 from .extras import extras_from_encoded
 from .rows import RECORD, count_per, rank_ids, read_study, value_per
-from .splitcheck import accuracy, binary_kappa, entry_accuracy
+from .splitcheck import split_check_measures
 from .stats import Encoded, Reference, encode_axes, report_from_encoded, versus_encoded
 
 NO_GROUP = "(no group)"
@@ -423,15 +422,9 @@ def compute_study_report(
             "versus_consensus": versus_encoded(everyone[axis], gold),
             "between_groups": _between_groups(between, n_boot, seed),
         }
-        if RIGHT_SPLIT in data.labels.codes[axis]:
-            gold_sets, per_annotator, judges = _split_sets(data, axis)
-            axes[axis]["split_check"] = accuracy(gold_sets, per_annotator, judges=judges)
-        elif axis == ENTRY_AXIS and CORRECT in data.labels.codes[axis]:
-            gold_sets, per_annotator, judges = _split_sets(data, axis)
-            axes[axis]["split_check"] = {
-                **entry_accuracy(gold_sets, per_annotator, judges=judges),
-                "binary": binary_kappa(_correct_report(data, axis, n_boot, seed), report),
-            }
+        check = split_check_measures(data, axis, report, n_boot, seed)
+        if check is not None:
+            axes[axis]["split_check"] = check
     return {
         "study": study.slug,
         "round": round,
@@ -444,37 +437,6 @@ def compute_study_report(
         "data_stamp": data.stamp,
         "axes": axes,
     }
-
-
-def _split_sets(data: _Loaded, axis: str) -> tuple[list[frozenset], dict, set[str]]:
-    """A split-check axis: (the study-level gold's label sets, {annotator: label sets},
-    the judges) for its accuracy (agreement/splitcheck.py), from the same records."""
-    sets = data.labels.sets(data.masks[axis], axis)
-    names = np.array(data.annotators, dtype=object)[data.annotator]
-    per_annotator: dict[str, list[frozenset]] = {}
-    for who, labels in zip(names.tolist(), sets.tolist(), strict=True):
-        per_annotator.setdefault(who, []).append(labels)
-    judges = set(names[data.judge].tolist())
-    gold = data.labels.sets(data.gold[axis].mask, axis)
-    return gold.tolist(), per_annotator, judges
-
-
-def _correct_report(data: _Loaded, axis: str, n_boot: int, seed: int) -> dict:
-    """The report (pairs, groups, their kappas and intervals) of the voting records reduced
-    to the binary judgement: `correct` given, or not."""
-    rows = ~data.judge
-    bit = np.uint64(data.labels.codes[axis].index(CORRECT))
-    mask = (data.masks[axis][rows] >> bit) & np.uint64(1)
-    binary = encode_axes(
-        {CORRECT: [CORRECT]},
-        data.card[rows],
-        data.annotator[rows],
-        data.annotators,
-        data.group[rows],
-        data.groups,
-        {CORRECT: mask},
-    )[CORRECT]
-    return report_from_encoded(binary, n_boot=n_boot, seed=seed)
 
 
 def _between_groups(between: Encoded | None, n_boot: int, seed: int) -> dict:

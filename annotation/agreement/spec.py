@@ -160,3 +160,17 @@ def label_cell(section: Mapping, key: str, code: str) -> Cell:
     return Cell(
         (section.get(key) or {}).get(code), (section.get(f"{key}_reason") or {}).get(code, "")
     )
+
+
+def pair_names(key: str, pair: Mapping) -> tuple[str, str]:
+    """The names of a pair's two annotators (or groups): its entry's `a` and `b` (a study's
+    report keys pairs by ids), else its key "a|b" of names (a result stored before that)."""
+    if isinstance(pair.get("a"), Mapping) and isinstance(pair.get("b"), Mapping):
+        return str(pair["a"].get("name")), str(pair["b"].get("name"))
+    a, _, b = key.partition("|")
+    return a, b
+
+
+def pair_label(key: str, pair: Mapping, sep: str = "|") -> str:
+    """A pair as its names say it: "alice|bob" (a row's CSV name), "alice · bob" (shown)."""
+    return sep.join(pair_names(key, pair))

@@ -24,9 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from ..intake.splitcheck import CORRECT, RIGHT_SPLIT
-from .spec import EVERYWHERE, Cell, Column, Row, Table, value_of
-from .stats import wilson_interval
+import numpy as np
+
+from ..intake.splitcheck import CORRECT, ENTRY_AXIS, RIGHT_SPLIT
+from .spec import EVERYWHERE, Cell, Column, Row, Table, pair_label, value_of
+from .stats import encode_axes, report_from_encoded, wilson_interval
 
 CONFIDENCE = 0.95
 NO_CONSENSUS = "undefined: no card has a consensus yet"
@@ -110,6 +112,8 @@ def entry_accuracy(
 
 # what each pair and group of the binary report keeps (an absent `_reason`: defined)
 _KEPT = (
+    "a",  # a pair keyed by ids names its two annotators
+    "b",
     "n_common_cards",
     "cohen_kappa",
     "cohen_kappa_reason",
@@ -146,6 +150,54 @@ def binary_kappa(binary: Mapping, full: Mapping) -> dict:
             for name, group in binary.get("groups", {}).items()
         },
     }
+
+
+def split_check_measures(data, axis: str, report: dict, n_boot: int, seed: int) -> dict | None:
+    """The split check's measures of an axis of `data` (agreement.data's loaded records), or
+    None for an axis that is no split check: the boundaries' accuracy, or the entries'
+    accuracy with the binary kappa beside the axis's own `report`."""
+    if RIGHT_SPLIT in data.labels.codes[axis]:
+        gold_sets, per_annotator, judges = _split_sets(data, axis)
+        return accuracy(gold_sets, per_annotator, judges=judges)
+    if axis == ENTRY_AXIS and CORRECT in data.labels.codes[axis]:
+        gold_sets, per_annotator, judges = _split_sets(data, axis)
+        return {
+            **entry_accuracy(gold_sets, per_annotator, judges=judges),
+            "binary": binary_kappa(_correct_report(data, axis, n_boot, seed), report),
+        }
+    return None
+
+
+def _split_sets(data, axis: str) -> tuple[list[frozenset], dict, set[str]]:
+    """A split-check axis: (the study-level gold's label sets, {annotator: label sets},
+    the judges) for its accuracy (agreement/splitcheck.py), from the same records."""
+    sets = data.labels.sets(data.masks[axis], axis)
+    names = np.array(data.annotators, dtype=object)[data.annotator]
+    per_annotator: dict[str, list[frozenset]] = {}
+    for who, labels in zip(names.tolist(), sets.tolist(), strict=True):
+        per_annotator.setdefault(who, []).append(labels)
+    judges = set(names[data.judge].tolist())
+    gold = data.labels.sets(data.gold[axis].mask, axis)
+    return gold.tolist(), per_annotator, judges
+
+
+def _correct_report(data, axis: str, n_boot: int, seed: int) -> dict:
+    """The report (pairs, groups, their kappas and intervals) of the voting records reduced
+    to the binary judgement: `correct` given, or not."""
+    rows = ~data.judge
+    bit = np.uint64(data.labels.codes[axis].index(CORRECT))
+    mask = (data.masks[axis][rows] >> bit) & np.uint64(1)
+    binary = encode_axes(
+        {CORRECT: [CORRECT]},
+        data.card[rows],
+        data.annotator[rows],
+        data.annotators,
+        data.group[rows],
+        data.groups,
+        {CORRECT: mask},
+        ids=data.annotator_ids,
+    )[CORRECT]
+    return report_from_encoded(binary, n_boot=n_boot, seed=seed)
 
 
 # -- the report's tables ----------------------------------------------------------------------
@@ -241,8 +293,8 @@ def binary_kappa_table(binary: Mapping) -> Table:
     rows.append(Row(_cells(binary.get("group_mean", {}), BINARY_KAPPA, who=Cell("All pairs")),
                     name="all pairs", text="All pairs", css="overall"))  # fmt: skip
     rows += [
-        Row(_cells(pair, BINARY_KAPPA, who=Cell(" · ".join(key.split("|", 1)))), name=key,
-            text=key)
+        Row(_cells(pair, BINARY_KAPPA, who=Cell(pair_label(key, pair, " · "))),
+            name=pair_label(key, pair), text=pair_label(key, pair))
         for key, pair in binary.get("pairs", {}).items()
     ]  # fmt: skip
     note = (

@@ -20,6 +20,7 @@ from .spec import (
     TaxonomyEntry,
     fmt,
     label_cell,
+    pair_label,
     value_of,
 )
 from .splitcheck import split_check_tables
@@ -63,20 +64,6 @@ def axis_tables(axis: str, data: Mapping, entries: Sequence[TaxonomyEntry]) -> l
 
 def _pairs(report: Mapping):
     return report.get("pairs", {}).items()
-
-
-def pair_names(key: str, pair: Mapping) -> tuple[str, str]:
-    """The names of a pair's two annotators (or groups): its entry's `a` and `b` (a study's
-    report keys pairs by ids), else its key "a|b" of names (a result stored before that)."""
-    if isinstance(pair.get("a"), Mapping) and isinstance(pair.get("b"), Mapping):
-        return str(pair["a"].get("name")), str(pair["b"].get("name"))
-    a, _, b = key.partition("|")
-    return a, b
-
-
-def pair_label(key: str, pair: Mapping, sep: str = "|") -> str:
-    """A pair as its names say it: "alice|bob" (a row's CSV name), "alice · bob" (shown)."""
-    return sep.join(pair_names(key, pair))
 
 
 def _cells(section: Mapping, columns: Sequence[Column], **given: Cell) -> tuple[Cell, ...]:

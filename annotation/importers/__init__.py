@@ -38,7 +38,8 @@ from . import (
 from .base import BuiltConversation, ImportReport, Record, RecordError, build_conversation
 from .containers import GzipError
 from .folders import expand_paths
-from .readers import Item, read_items
+from .readers import read_items
+from .records import Item
 from .sniff import detect_container, sniff_file
 from .writer import Writer, display_name
 

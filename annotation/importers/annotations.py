@@ -101,7 +101,7 @@ def read_label_lines(path: Path) -> Iterator[tuple[int, dict | None, str]]:
         max_line_bytes,
         open_binary,
     )
-    from .readers import BadRecord, parse_record
+    from .records import BadRecord, parse_record
 
     limit = max_line_bytes()
     with open_binary(path) as f:

@@ -25,8 +25,8 @@ from typing import Any
 
 from .base import Message, Record, RecordError
 from .containers import GzipError, jsonable, parquet_error, parquet_file, seekable_copy
-from .readers import Item, row_problem
 from .readers import read_items as read_records
+from .records import Item, row_problem
 from .sniff import CONVCODEBENCH_SETTINGS, detect_container
 
 NAME = "convcodebench"

@@ -42,8 +42,8 @@ from .containers import (
     parquet_file,
     seekable_copy,
 )
-from .readers import BadRecord, Item, parse_record
 from .readers import read_items as read_rows
+from .records import BadRecord, Item, parse_record
 
 NAME = "swechat"
 UNIQUE_IDS = True

@@ -25,8 +25,8 @@ from taxonomy.models import TaxonomyVersion
 from ..access import get_study_for_reporter
 from ..agreement import svg
 from ..agreement.render import md_escape, tex_escape, to_csv, to_latex, to_markdown
-from ..agreement.spec import PAGE, Table, TaxonomyEntry, show, taxonomy_entries
-from ..agreement.tables import pair_names, report_spec
+from ..agreement.spec import PAGE, Table, TaxonomyEntry, pair_names, show, taxonomy_entries
+from ..agreement.tables import report_spec
 from ..models import Job, JobKind, JobStatus, Study
 
 DOWNLOADS = {

@@ -12,7 +12,7 @@ def test_the_import_graph_is_read_from_every_app_module():
     edges = graph()
     # the reader sees relative, absolute and function-level imports
     assert "annotation.models" in edges["annotation.access"]
-    assert "annotation.importers.readers" in edges["annotation.importers.annotations"]
+    assert "annotation.importers.records" in edges["annotation.importers.annotations"]
     assert "taxonomy.models" in edges["annotation.models"]
     assert {"annotation.models", "taxonomy.models", "config.settings"} <= set(files)
 

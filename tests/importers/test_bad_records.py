@@ -13,7 +13,8 @@ from annotation.importers import ImportReport, import_files
 from annotation.importers import writer as writer_module
 from annotation.importers.annotations import read_label_lines
 from annotation.importers.base import BuiltConversation, BuiltTurn
-from annotation.importers.readers import MAX_DEPTH, read_json_array
+from annotation.importers.json_array import read_json_array
+from annotation.importers.records import MAX_DEPTH
 from annotation.models import Conversation, Turn
 from tests.factories import make_study
 

@@ -16,7 +16,8 @@ import pytest
 
 from annotation.importers import containers, import_files
 from annotation.importers.annotations import read_label_lines
-from annotation.importers.readers import read_json_array, read_jsonl
+from annotation.importers.json_array import read_json_array
+from annotation.importers.readers import read_jsonl
 
 from .agent_files import claude_code_session
 from .test_swechat import session_rows

@@ -10,7 +10,8 @@ import pytest
 
 from annotation.importers import import_files
 from annotation.importers.annotations import read_label_lines
-from annotation.importers.readers import CHUNK_SIZE, read_json_array
+from annotation.importers.json_array import read_json_array
+from annotation.importers.records import CHUNK_SIZE
 
 GOOD = json.dumps({"id": "c1", "messages": [{"role": "user", "content": "q"}]})
 CUT = '{"id": "c2", "messages": [{"role": "user", "content": "q"'

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from annotation.importers.base import BuiltConversation, BuiltTurn
 from annotation.importers.fastjson import loads as fast_loads
-from annotation.importers.readers import BadJSON, BadRecord, json_error, parse_record
+from annotation.importers.records import BadJSON, BadRecord, json_error, parse_record
 from annotation.importers.writer import _json
 
 # JSON values as json.loads gives them: any integer (beyond 64 bits too), any float

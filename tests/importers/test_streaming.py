@@ -11,7 +11,9 @@ from django.db import DatabaseError, connection
 
 from annotation.importers import ImportReport, import_files
 from annotation.importers import writer as writer_module
-from annotation.importers.readers import CHUNK_SIZE, NUL, read_json_array, read_jsonl
+from annotation.importers.json_array import read_json_array
+from annotation.importers.readers import read_jsonl
+from annotation.importers.records import CHUNK_SIZE, NUL
 from annotation.models import Conversation, Turn
 from tests.factories import make_study
 

@@ -50,6 +50,7 @@ from annotation.models import (
 )
 from annotation.tasks import run_split_proposals
 from tests.factories import PASSWORD, label, make_conversation, make_group, make_study, make_user
+from tests.report.helpers import named
 
 pytestmark = pytest.mark.django_db
 
@@ -467,10 +468,10 @@ def test_kappa_on_correct_or_incorrect_sits_beside_the_full_kappa_as_sklearn_giv
     binary = cohen_kappa_score([a == "correct" for a in alice], [b == "correct" for b in bob])
     full = cohen_kappa_score(alice, bob)
 
-    pair = result["split_check"]["binary"]["pairs"]["alice|bob"]
+    pair = named(result["split_check"]["binary"]["pairs"])["alice|bob"]
     assert pair["cohen_kappa"] == pytest.approx(binary, abs=1e-9)
     assert pair["cohen_kappa_full"] == pytest.approx(full, abs=1e-9)
-    assert pair["cohen_kappa_full"] == result["report"]["pairs"]["alice|bob"]["cohen_kappa"]
+    assert pair["cohen_kappa_full"] == named(result["report"]["pairs"])["alice|bob"]["cohen_kappa"]
     assert pair["n_common_cards"] == 11 and len(pair["cohen_kappa_ci"]) == 2
     assert pair["percent_agreement"] == pytest.approx(9 / 11)  # w and a#2 differ
     group = result["split_check"]["binary"]["groups"]["G"]
@@ -518,7 +519,7 @@ def test_the_report_page_its_downloads_and_the_command_show_the_entry_accuracy(c
     assert '<th scope="row">Consensus</th>' in table and "87.50%" in table
     assert f"[{low:.3f}, {high:.3f}]" in table
     kappa = html.split('data-table="split-check-kappa"', 1)[1].split("</table>", 1)[0]
-    pair = result["axes"]["entry"]["split_check"]["binary"]["pairs"]["alice|bob"]
+    pair = named(result["axes"]["entry"]["split_check"]["binary"]["pairs"])["alice|bob"]
     assert f"{pair['cohen_kappa']:.3f}" in kappa and f"{pair['cohen_kappa_full']:.3f}" in kappa
 
     body = client.get(reverse("report_download", args=[study.slug, "csv"])).text
