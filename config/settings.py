@@ -183,20 +183,26 @@ CARDSORT_MAX_EVIDENCE_CHARS = int(os.environ.get("CARDSORT_MAX_EVIDENCE_CHARS", 
 CARDSORT_MAX_COMMENT_CHARS = int(os.environ.get("CARDSORT_MAX_COMMENT_CHARS", "20000"))
 
 REST_FRAMEWORK = {
+    # the token's class refuses first an address past its failed authentications (below)
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "annotation.api.throttling.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
+    "EXCEPTION_HANDLER": "annotation.api.common.exception_handler",
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # JSON nested deeper than 100 levels is a 400 before it is parsed (annotation/api/common.py)
+    "DEFAULT_PARSER_CLASSES": [
+        "annotation.api.common.JSONBodyParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
-    # Every API request counts against its user's (or, anonymous, its address's) rate; past
+    # Every API request counts against its user's rate, and every one without valid
+    # credentials (a 401) against its address's ("anon", annotation/api/throttling.py); past
     # it, 429 with Retry-After. Rates as DRF writes them: N/second, minute, hour or day.
-    "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
-    ],
+    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.UserRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         "anon": os.environ.get("API_THROTTLE_ANON", "60/minute"),
         "user": os.environ.get("API_THROTTLE_USER", "1200/minute"),

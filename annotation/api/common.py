@@ -9,17 +9,29 @@ default."""
 
 from __future__ import annotations
 
+import io
 import re
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.db.models import QuerySet
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.utils import OpenApiResponse
-from rest_framework import serializers
-from rest_framework.exceptions import ValidationError
+from rest_framework import serializers, views
+from rest_framework.exceptions import (
+    AuthenticationFailed,
+    NotAuthenticated,
+    ParseError,
+    ValidationError,
+)
 from rest_framework.pagination import PageNumberPagination
+from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
+
+from ..jsondepth import MAX_DEPTH, too_deep
+from .throttling import FailedAuthentications
 
 ERRORS = {
     400: OpenApiResponse(
@@ -38,6 +50,18 @@ ERRORS = {
     409: OpenApiResponse(description="The state does not allow it (the reason in `detail`)"),
     429: OpenApiResponse(description="Too many requests: throttled, retry later"),
 }
+
+
+def exception_handler(exc, context):
+    """DRF's answers (settings.REST_FRAMEWORK's EXCEPTION_HANDLER), and: every 401 counts
+    against its address (annotation/api/throttling.py); a body over
+    DATA_UPLOAD_MAX_MEMORY_SIZE is a 400 saying so, not Django's bare HTML one."""
+    if isinstance(exc, NotAuthenticated | AuthenticationFailed):
+        FailedAuthentications().count(context["request"])
+    if isinstance(exc, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        exc = ParseError(f"The request body is larger than {limit:,} bytes.")
+    return views.exception_handler(exc, context)
 
 
 def responses(ok: dict, *codes: int) -> dict:
@@ -148,3 +172,16 @@ class ClosedSerializerExtension(OpenApiSerializerExtension):
         if direction == "request":
             schema["additionalProperties"] = False
         return schema
+
+
+class JSONBodyParser(JSONParser):
+    """DRF's JSON parser (settings.REST_FRAMEWORK's default, and the JSON-only views'), but a
+    body nested deeper than the importers' limit is a 400 naming the body before json reads
+    it: json recurses once per level, and 1,000 levels were a RecursionError, a 500. The
+    body's size is bounded before any parser runs (DATA_UPLOAD_MAX_MEMORY_SIZE)."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        body = stream.read()
+        if too_deep(body):
+            raise ParseError(f"The JSON body is nested deeper than {MAX_DEPTH} levels.")
+        return super().parse(io.BytesIO(body), media_type, parser_context)
