@@ -15,7 +15,10 @@ import re
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db.models import QuerySet
-from drf_spectacular.extensions import OpenApiSerializerExtension
+from drf_spectacular.extensions import (
+    OpenApiSerializerExtension,
+    OpenApiSerializerFieldExtension,
+)
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers, views
 from rest_framework.exceptions import (
@@ -24,6 +27,7 @@ from rest_framework.exceptions import (
     ParseError,
     ValidationError,
 )
+from rest_framework.fields import empty
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
@@ -31,6 +35,7 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from ..jsondepth import MAX_DEPTH, too_deep
+from ..limits import TextLimit
 from .throttling import FailedAuthentications
 
 ERRORS = {
@@ -135,6 +140,51 @@ class StrictCharField(serializers.CharField):
         if not isinstance(data, str):
             self.fail("invalid")
         return super().to_internal_value(data)
+
+
+# -- text: every string an input takes has its limit, and the schema shows it as applied
+
+# JSON Schema: `not` a text holding a NUL (not a pattern, which drf-spectacular would wrap
+# in a oneOf with "" where blank is allowed: "" would match both), and a `pattern` asking
+# for a character other than a blank
+NO_NUL = {"pattern": "\\u0000"}
+NOT_BLANK = "\\S"
+
+
+class TextField(StrictCharField):
+    """A string input and its limit: a `kind` of free text (annotation/limits.py, from the
+    settings) or the `max_length` of the column it is compared with. The schema says what
+    the server refuses: over `maxLength`, counted on the text as sent (DRF counted it
+    trimmed, so a text padded with blanks passed longer); a NUL character (the database
+    cannot store it) and, where blank is refused, blanks only (trimmed to nothing), in a
+    `pattern`; and then `minLength: 1`."""
+
+    def __init__(self, *, kind: str | None = None, **kwargs):
+        if (kind is None) == ("max_length" not in kwargs):
+            raise TypeError("a TextField takes a kind or a max_length")
+        if kind is not None:
+            kwargs["validators"] = [*kwargs.get("validators", ()), TextLimit(kind)]
+        if not kwargs.get("allow_blank", False):
+            kwargs.setdefault("min_length", 1)
+        super().__init__(**kwargs)
+
+    def run_validation(self, data=empty):
+        value = super().run_validation(data)
+        if isinstance(data, str) and isinstance(value, str) and len(value) < len(data):
+            self.run_validators(data)  # trimmed: the limits count what was sent
+        return value
+
+
+class TextFieldExtension(OpenApiSerializerFieldExtension):
+    target_class = TextField
+    match_subclasses = True
+
+    def map_serializer_field(self, auto_schema, direction):
+        schema = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
+        schema["not"] = NO_NUL
+        if not self.target.allow_blank:
+            schema["pattern"] = NOT_BLANK
+        return schema
 
 
 class StrictBooleanField(serializers.BooleanField):
