@@ -155,9 +155,9 @@ class TextField(StrictCharField):
     """A string input and its limit: a `kind` of free text (annotation/limits.py, from the
     settings) or the `max_length` of the column it is compared with. The schema says what
     the server refuses: over `maxLength`, counted on the text as sent (DRF counted it
-    trimmed, so a text padded with blanks passed longer); a NUL character (the database
-    cannot store it) and, where blank is refused, blanks only (trimmed to nothing), in a
-    `pattern`; and then `minLength: 1`."""
+    trimmed, so a text padded with blanks passed longer); a NUL character, which the
+    database cannot store (`not`); where blank is refused, blanks only, which are trimmed
+    to nothing (`pattern`), and "" (`minLength: 1`)."""
 
     def __init__(self, *, kind: str | None = None, **kwargs):
         if (kind is None) == ("max_length" not in kwargs):
