@@ -11,7 +11,8 @@ RUN groupadd --system --gid 10001 cardsort \
     && mkdir -p /data/media \
     && chown -R cardsort:cardsort /data
 COPY . .
-RUN DEBUG=0 SECRET_KEY=build-only ALLOWED_HOSTS=localhost python manage.py collectstatic --noinput \
+RUN DEBUG=0 SECRET_KEY="$(python -c 'import secrets; print(secrets.token_urlsafe(50))')" \
+    ALLOWED_HOSTS=localhost python manage.py collectstatic --noinput \
     && chown -R cardsort:cardsort /data
 USER cardsort:cardsort
 EXPOSE 8000

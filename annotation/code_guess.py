@@ -14,6 +14,8 @@ import json
 import re
 from functools import lru_cache
 
+from .jsondepth import too_deep
+
 MIN_SCORE = 3
 # a long block is judged on its beginning
 SAMPLE = 3000
@@ -169,6 +171,8 @@ def guess_language(code: str) -> str:
 
 
 def _is_json(code: str) -> bool:
+    if too_deep(code):  # json would recurse into a RecursionError: text, not data
+        return False
     try:
         return isinstance(json.loads(code), dict | list)
     except ValueError:

@@ -33,6 +33,7 @@ from pygments.token import STANDARD_TYPES
 
 from . import code_guess
 from .code_guess import guess_language
+from .jsondepth import too_deep
 
 __all__ = ["code_html", "guess_language", "message_html", "reply_part", "ReplyPart"]
 
@@ -265,7 +266,7 @@ def _one_line(text: str) -> str:
 
 def _structured(value: Any) -> Any:
     """A JSON object or array given as text, parsed; anything else as it is."""
-    if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
+    if isinstance(value, str) and value.lstrip()[:1] in ("{", "[") and not too_deep(value):
         try:
             return json.loads(value)
         except ValueError:

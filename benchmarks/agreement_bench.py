@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import resource
+import secrets
 import sys
 import time
 import tracemalloc
@@ -528,7 +529,7 @@ def _run_step(args: argparse.Namespace, step: str, tmp: Path, **extra: str) -> d
         DJANGO_SETTINGS_MODULE="config.settings",
         LOG_LEVEL="WARNING",
         DEBUG="false",
-        SECRET_KEY="bench",
+        SECRET_KEY=secrets.token_urlsafe(50),
     )
     command = [sys.executable, __file__, "--step", step, "--cards", str(args.cards)]
     command += ["--seed", str(args.seed), "--job-boot", str(args.job_boot)]

@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import random
+import secrets
 import statistics
 import sys
 import tempfile
@@ -236,7 +237,7 @@ def main() -> None:
         pg_admin(args.pg_url, f"CREATE DATABASE {args.database}")
     os.environ["DATABASE_URL"] = f"{args.pg_url}/{args.database}"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    os.environ.update(SECRET_KEY="bench", LOG_LEVEL="WARNING")
+    os.environ.update(SECRET_KEY=secrets.token_urlsafe(50), LOG_LEVEL="WARNING")
     os.environ.setdefault("CARDSORT_DATA_DIR", tempfile.mkdtemp(prefix="browse-bench-"))
     sys.path.insert(0, str(ROOT))
     import django

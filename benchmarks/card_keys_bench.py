@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import shutil
 import socket
 import statistics
@@ -247,7 +248,12 @@ def run_worker(env: dict, *args: str) -> dict:
 
 
 def backend_env(database_url: str | None, data_dir: Path) -> dict:
-    env = dict(os.environ, CARDSORT_DATA_DIR=str(data_dir), DEBUG="false", SECRET_KEY="bench")
+    env = dict(
+        os.environ,
+        CARDSORT_DATA_DIR=str(data_dir),
+        DEBUG="false",
+        SECRET_KEY=secrets.token_urlsafe(50),
+    )
     env |= {"ALLOWED_HOSTS": "127.0.0.1,localhost,testserver", "LOG_LEVEL": "WARNING"}
     # plain http on 127.0.0.1: no redirect to https, and cookies marked Secure would not come back
     env |= {"SESSION_COOKIE_SECURE": "false", "CSRF_COOKIE_SECURE": "false"}

@@ -73,6 +73,7 @@ import json
 import os
 import random
 import resource
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -369,7 +370,7 @@ def run_worker(
         BENCH_TMP=str(tmp),
         CARDSORT_DATA_DIR=str(tmp / "data"),
         DEBUG="false",
-        SECRET_KEY="bench",
+        SECRET_KEY=secrets.token_urlsafe(50),
         DJANGO_SETTINGS_MODULE="config.settings",
     )
     if backend == "sqlite":

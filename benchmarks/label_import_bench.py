@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import random
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -129,7 +130,7 @@ def run_worker(database_url: str, files: tuple[Path, Path], tmp: Path, batch_siz
         DATABASE_URL=database_url,
         CARDSORT_DATA_DIR=str(tmp / "data"),
         DEBUG="false",
-        SECRET_KEY="bench",
+        SECRET_KEY=secrets.token_urlsafe(50),
         LOG_LEVEL="WARNING",
     )
     command = [sys.executable, __file__, "--worker", *map(str, files), "--batch-size"]

@@ -36,6 +36,7 @@ import argparse
 import json
 import os
 import random
+import secrets
 import shutil
 import subprocess
 import sys
@@ -268,7 +269,7 @@ def worker_verify(path: str) -> dict:
 
 def gunicorn_env(env: dict, args) -> dict:
     env = dict(env, CONN_MAX_AGE="60", AXES_ENABLED="0")
-    env["SECRET_KEY"] = "load-test-" + "not-a-secret"
+    env["SECRET_KEY"] = secrets.token_urlsafe(50)
     # production settings (not the tests' module), served over plain http on 127.0.0.1
     env |= {"DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "0"}
     env |= {"SECURE_SSL_REDIRECT": "0", "SECURE_HSTS_SECONDS": "0"}

@@ -17,6 +17,7 @@ import argparse
 import hashlib
 import os
 import random
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -92,7 +93,11 @@ def main() -> None:
         run_one(args.n, args.draw, args.seed, args.child)
         return
     folder = tempfile.mkdtemp(prefix="sample-bench-")
-    base = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "SECRET_KEY": "bench"}
+    base = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+    }
     base.update(CARDSORT_DATA_DIR=folder, LOG_LEVEL="WARNING")
     databases = {
         "PostgreSQL": f"{args.pg_url}/{args.database}",

@@ -27,15 +27,34 @@ DATA_DIR = Path(os.environ.get("CARDSORT_DATA_DIR", BASE_DIR / "var"))
 # Fail closed: debug only when DEBUG says so (`make run` and `make test` do), and never a
 # known key outside debug.
 DEBUG = env_bool("DEBUG", False)
+_DEVELOPMENT_KEY = "dev-only-insecure-key-change-me"
 SECRET_KEY = os.environ.get("SECRET_KEY", "").strip()
-if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured(
-            "SECRET_KEY is not set. Set the SECRET_KEY environment variable to a long random "
-            "string (python -c 'import secrets; print(secrets.token_urlsafe(50))'), or DEBUG=1 "
-            "for a development run on your own machine (make run does)."
-        )
-    SECRET_KEY = "dev-only-insecure-key-change-me"
+
+
+def _weak_key_reason(key: str) -> str | None:
+    """Why `key` may not sign anything outside debug (Django's check --deploy criteria, which
+    only warn), or None. Never says the key itself."""
+    if key == _DEVELOPMENT_KEY:
+        return "it is the development key, which is public"
+    if key.startswith("django-insecure-"):
+        return "it starts with django-insecure-, a key made for development"
+    if len(key) < 50:
+        return f"it has {len(key)} characters, fewer than 50"
+    if len(set(key)) < 5:
+        return "it has fewer than 5 distinct characters"
+    return None
+
+
+_NEW_KEY = (
+    "Set the SECRET_KEY environment variable to a long random string (python -c 'import "
+    "secrets; print(secrets.token_urlsafe(50))'), or DEBUG=1 for a development run on your "
+    "own machine (make run does)."
+)
+if not DEBUG and not SECRET_KEY:
+    raise ImproperlyConfigured(f"SECRET_KEY is not set. {_NEW_KEY}")
+if not DEBUG and (_weak := _weak_key_reason(SECRET_KEY)):
+    raise ImproperlyConfigured(f"SECRET_KEY is too weak: {_weak}. {_NEW_KEY}")
+SECRET_KEY = SECRET_KEY or _DEVELOPMENT_KEY
 ALLOWED_HOSTS = [h for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h]
 CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 
@@ -171,20 +190,26 @@ CARDSORT_MAX_EVIDENCE_CHARS = int(os.environ.get("CARDSORT_MAX_EVIDENCE_CHARS", 
 CARDSORT_MAX_COMMENT_CHARS = int(os.environ.get("CARDSORT_MAX_COMMENT_CHARS", "20000"))
 
 REST_FRAMEWORK = {
+    # the token's class refuses first an address past its failed authentications (below)
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "annotation.api.throttling.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
+    "EXCEPTION_HANDLER": "annotation.api.common.exception_handler",
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # JSON nested deeper than 100 levels is a 400 before it is parsed (annotation/api/common.py)
+    "DEFAULT_PARSER_CLASSES": [
+        "annotation.api.common.JSONBodyParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
-    # Every API request counts against its user's (or, anonymous, its address's) rate; past
+    # Every API request counts against its user's rate, and every one without valid
+    # credentials (a 401) against its address's ("anon", annotation/api/throttling.py); past
     # it, 429 with Retry-After. Rates as DRF writes them: N/second, minute, hour or day.
-    "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
-    ],
+    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.UserRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         "anon": os.environ.get("API_THROTTLE_ANON", "60/minute"),
         "user": os.environ.get("API_THROTTLE_USER", "1200/minute"),

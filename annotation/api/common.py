@@ -9,17 +9,34 @@ default."""
 
 from __future__ import annotations
 
+import io
 import re
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.db.models import QuerySet
-from drf_spectacular.extensions import OpenApiSerializerExtension
+from drf_spectacular.extensions import (
+    OpenApiSerializerExtension,
+    OpenApiSerializerFieldExtension,
+)
 from drf_spectacular.utils import OpenApiResponse
-from rest_framework import serializers
-from rest_framework.exceptions import ValidationError
+from rest_framework import serializers, views
+from rest_framework.exceptions import (
+    AuthenticationFailed,
+    NotAuthenticated,
+    ParseError,
+    ValidationError,
+)
+from rest_framework.fields import empty
 from rest_framework.pagination import PageNumberPagination
+from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
+
+from ..jsondepth import MAX_DEPTH, too_deep
+from ..limits import TextLimit
+from .throttling import FailedAuthentications
 
 ERRORS = {
     400: OpenApiResponse(
@@ -38,6 +55,18 @@ ERRORS = {
     409: OpenApiResponse(description="The state does not allow it (the reason in `detail`)"),
     429: OpenApiResponse(description="Too many requests: throttled, retry later"),
 }
+
+
+def exception_handler(exc, context):
+    """DRF's answers (settings.REST_FRAMEWORK's EXCEPTION_HANDLER), and: every 401 counts
+    against its address (annotation/api/throttling.py); a body over
+    DATA_UPLOAD_MAX_MEMORY_SIZE is a 400 saying so, not Django's bare HTML one."""
+    if isinstance(exc, NotAuthenticated | AuthenticationFailed):
+        FailedAuthentications().count(context["request"])
+    if isinstance(exc, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        exc = ParseError(f"The request body is larger than {limit:,} bytes.")
+    return views.exception_handler(exc, context)
 
 
 def responses(ok: dict, *codes: int) -> dict:
@@ -113,6 +142,51 @@ class StrictCharField(serializers.CharField):
         return super().to_internal_value(data)
 
 
+# -- text: every string an input takes has its limit, and the schema shows it as applied
+
+# JSON Schema: `not` a text holding a NUL (not a pattern, which drf-spectacular would wrap
+# in a oneOf with "" where blank is allowed: "" would match both), and a `pattern` asking
+# for a character other than a blank
+NO_NUL = {"pattern": "\\u0000"}
+NOT_BLANK = "\\S"
+
+
+class TextField(StrictCharField):
+    """A string input and its limit: a `kind` of free text (annotation/limits.py, from the
+    settings) or the `max_length` of the column it is compared with. The schema says what
+    the server refuses: over `maxLength`, counted on the text as sent (DRF counted it
+    trimmed, so a text padded with blanks passed longer); a NUL character, which the
+    database cannot store (`not`); where blank is refused, blanks only, which are trimmed
+    to nothing (`pattern`), and "" (`minLength: 1`)."""
+
+    def __init__(self, *, kind: str | None = None, **kwargs):
+        if (kind is None) == ("max_length" not in kwargs):
+            raise TypeError("a TextField takes a kind or a max_length")
+        if kind is not None:
+            kwargs["validators"] = [*kwargs.get("validators", ()), TextLimit(kind)]
+        if not kwargs.get("allow_blank", False):
+            kwargs.setdefault("min_length", 1)
+        super().__init__(**kwargs)
+
+    def run_validation(self, data=empty):
+        value = super().run_validation(data)
+        if isinstance(data, str) and isinstance(value, str) and len(value) < len(data):
+            self.run_validators(data)  # trimmed: the limits count what was sent
+        return value
+
+
+class TextFieldExtension(OpenApiSerializerFieldExtension):
+    target_class = TextField
+    match_subclasses = True
+
+    def map_serializer_field(self, auto_schema, direction):
+        schema = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
+        schema["not"] = NO_NUL
+        if not self.target.allow_blank:
+            schema["pattern"] = NOT_BLANK
+        return schema
+
+
 class StrictBooleanField(serializers.BooleanField):
     def to_internal_value(self, data):
         if not isinstance(data, bool):
@@ -148,3 +222,16 @@ class ClosedSerializerExtension(OpenApiSerializerExtension):
         if direction == "request":
             schema["additionalProperties"] = False
         return schema
+
+
+class JSONBodyParser(JSONParser):
+    """DRF's JSON parser (settings.REST_FRAMEWORK's default, and the JSON-only views'), but a
+    body nested deeper than the importers' limit is a 400 naming the body before json reads
+    it: json recurses once per level, and 1,000 levels were a RecursionError, a 500. The
+    body's size is bounded before any parser runs (DATA_UPLOAD_MAX_MEMORY_SIZE)."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        body = stream.read()
+        if too_deep(body):
+            raise ParseError(f"The JSON body is nested deeper than {MAX_DEPTH} levels.")
+        return super().parse(io.BytesIO(body), media_type, parser_context)

@@ -20,7 +20,6 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.decorators import api_view, parser_classes
 from rest_framework.exceptions import PermissionDenied, ValidationError
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -45,7 +44,7 @@ from ..models import (
     Role,
 )
 from ..views.discussion import card_comments, group_annotations
-from .common import page_of, paginate, read_query, responses
+from .common import JSONBodyParser, page_of, paginate, read_query, responses
 from .outputs import (
     ConsensusInputSerializer,
     ConsensusOutputSerializer,
@@ -138,7 +137,7 @@ def discussion(request: Request, slug: str, turn_id: int) -> Response:
     responses=responses({201: ConsensusOutputSerializer}, 400, 403, 404, 409),
 )
 @api_view(["POST"])
-@parser_classes([JSONParser])
+@parser_classes([JSONBodyParser])
 def decide(request: Request, slug: str, turn_id: int) -> Response:
     """The group's moderator or a lead who does not annotate the card: its consensus, as on
     the discussion page (409 if it is not disputed or escalated, or already decided)."""
@@ -208,7 +207,7 @@ def proposals(request: Request, slug: str) -> Response:
     responses=responses({201: ProposalOutputSerializer}, 400, 404),
 )
 @api_view(["POST"])
-@parser_classes([JSONParser])
+@parser_classes([JSONBodyParser])
 def propose(request: Request, slug: str, turn_id: int) -> Response:
     """An annotator of the card: propose a new type (name, definition, reason; the axis by
     its code, by default the first), for the study's experts to decide."""

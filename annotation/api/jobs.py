@@ -15,7 +15,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.decorators import api_view, parser_classes
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -25,7 +25,7 @@ from ..jobs import NOT_BLIND_FOR_YOU, enqueue, result_path, start_label_import
 from ..models import Job, JobKind, JobStatus
 from ..tasks import reap_lost_jobs, run_export
 from ..uploads import too_large
-from .common import job_url, page_of, paginate, read_query, responses
+from .common import JSONBodyParser, job_url, page_of, paginate, read_query, responses
 from .outputs import ExportInputSerializer, JobsQuerySerializer
 from .serializers import JobStartedSerializer, JobStatusSerializer, LabelImportInputSerializer
 
@@ -107,7 +107,7 @@ def import_annotations(request: Request, slug: str) -> Response:
     responses=responses({202: JobStartedSerializer}, 400, 404),
 )
 @api_view(["POST"])
-@parser_classes([JSONParser])
+@parser_classes([JSONBodyParser])
 def start_export(request: Request, slug: str) -> Response:
     """Leads only: start the export job the study page starts (gold labels, or every raw
     label with `raw`), made blind for me if I annotate. Download its file from

@@ -9,22 +9,22 @@ from rest_framework import serializers
 
 from ..exports import EXPORT_FORMATS
 from ..models import CardStatus, JobKind, JobStatus, ProposalStatus
-from .common import ClosedSerializer, PageQuerySerializer, StrictBooleanField, StrictCharField
-from .serializers import MyAnnotationOutputSerializer, codes_of
+from .common import ClosedSerializer, PageQuerySerializer, StrictBooleanField, TextField
+from .serializers import TYPE_CODES, MyAnnotationOutputSerializer, codes_of
 
 # -- query parameters ------------------------------------------------------------------------
 
 
 class ConversationsQuerySerializer(PageQuerySerializer):
-    group = serializers.CharField(required=False, help_text="Only those assigned to this group")
-    external_id = serializers.CharField(required=False, help_text="Only this conversation")
+    group = TextField(required=False, max_length=100, help_text="Only those assigned to this group")
+    external_id = TextField(required=False, max_length=255, help_text="Only this conversation")
 
 
 class DisputesQuerySerializer(PageQuerySerializer):
     status = serializers.ChoiceField(
         required=False, choices=[CardStatus.DISPUTED, CardStatus.ESCALATED]
     )
-    group = serializers.CharField(required=False, help_text="Only this group's (its name)")
+    group = TextField(required=False, max_length=100, help_text="Only this group's (its name)")
 
 
 class DiscussionQuerySerializer(serializers.Serializer):
@@ -37,9 +37,9 @@ class DiscussionQuerySerializer(serializers.Serializer):
 
 
 class ConsensusQuerySerializer(PageQuerySerializer):
-    group = serializers.CharField(required=False, help_text="Only this group's (its name)")
-    conversation = serializers.CharField(
-        required=False, help_text="Only this conversation's (its external id)"
+    group = TextField(required=False, max_length=100, help_text="Only this group's (its name)")
+    conversation = TextField(
+        required=False, max_length=255, help_text="Only this conversation's (its external id)"
     )
 
 
@@ -67,9 +67,13 @@ class ConsensusInputSerializer(ClosedSerializer):
     """Needs the study's taxonomy version in the context, as AnnotationInputSerializer."""
 
     labels = serializers.ListField(
-        child=StrictCharField(), allow_empty=True, help_text='Type codes; [] "no smell"'
+        child=TextField(max_length=100),
+        allow_empty=True,
+        help_text='Type codes; [] "no smell". ' + TYPE_CODES,
     )
-    rationale = StrictCharField(help_text="Why: a decision without a reason is not kept")
+    rationale = TextField(
+        kind="rationale", help_text="Why: a decision without a reason is not kept"
+    )
 
     def validate_labels(self, codes: list[str]):
         from .serializers import AnnotationInputSerializer
@@ -80,10 +84,17 @@ class ConsensusInputSerializer(ClosedSerializer):
 class ProposalInputSerializer(ClosedSerializer):
     """Only the shapes: the page's form (ProposalForm) checks the rest, for both."""
 
-    name = StrictCharField()
-    definition = StrictCharField()
-    reason = StrictCharField(help_text="why none of the existing types fits")
-    axis = StrictCharField(required=False, default="", allow_blank=True)
+    name = TextField(max_length=200)
+    definition = TextField(kind="definition")
+    reason = TextField(kind="reason", help_text="why none of the existing types fits")
+    axis = TextField(
+        required=False,
+        default="",
+        allow_blank=True,
+        max_length=50,
+        help_text="The code of an axis of the study's taxonomy (GET /api/studies/{slug}/"
+        "taxonomy/; not an enum: one schema serves every study); empty: the first axis",
+    )
 
 
 # -- outputs -----------------------------------------------------------------------------------

@@ -10,8 +10,7 @@ from rest_framework import serializers
 from taxonomy.models import TaxonomyVersion, Type
 
 from ..importers.annotations import LabelRecordError, resolve_labels
-from ..limits import TextLimit
-from .common import ClosedSerializer, PageQuerySerializer, StrictCharField, StrictIntegerField
+from .common import ClosedSerializer, PageQuerySerializer, StrictIntegerField, TextField
 
 # -- query parameters (annotation/api/common.py reads them: a bad value is a 400) -----------
 
@@ -25,9 +24,9 @@ class CardsQuerySerializer(PageQuerySerializer):
 
 class AnnotationsQuerySerializer(PageQuerySerializer):
     round = serializers.IntegerField(required=False, min_value=1, help_text="Only this round")
-    annotator = serializers.CharField(required=False, help_text="Only this username's")
-    conversation = serializers.CharField(
-        required=False, help_text="Only this conversation's (its external id)"
+    annotator = TextField(required=False, max_length=150, help_text="Only this username's")
+    conversation = TextField(
+        required=False, max_length=255, help_text="Only this conversation's (its external id)"
     )
 
 
@@ -141,23 +140,27 @@ class CardDetailOutputSerializer(serializers.Serializer):
     )
 
 
+# A type code is the study's taxonomy's (GET .../taxonomy/ lists them). One schema serves
+# every study, whatever its taxonomy, so it cannot list them as an enum: a schema-valid code
+# the study does not have, or a set its axes refuse, is a 400 naming `labels`.
+TYPE_CODES = (
+    "Each the code of a type of the study's taxonomy (GET /api/studies/{slug}/taxonomy/ "
+    "lists them; one schema serves every study, so it cannot list them here), at most one "
+    "per single-choice axis, as many as an axis allows: otherwise a 400 naming labels."
+)
+
+
 class AnnotationInputSerializer(ClosedSerializer):
     """Needs the study's taxonomy version in the context as `taxonomy_version`."""
 
     labels = serializers.ListField(
-        child=StrictCharField(),
+        child=TextField(max_length=100),
         allow_empty=True,
-        help_text='Type codes; [] means "no smell"',
+        help_text='Type codes; [] means "no smell". ' + TYPE_CODES,
     )
-    note = StrictCharField(
-        required=False, allow_blank=True, default="", validators=[TextLimit("note")]
-    )
-    evidence = StrictCharField(
-        required=False,
-        allow_blank=True,
-        default="",
-        trim_whitespace=False,
-        validators=[TextLimit("evidence")],
+    note = TextField(kind="note", required=False, allow_blank=True, default="")
+    evidence = TextField(
+        kind="evidence", required=False, allow_blank=True, default="", trim_whitespace=False
     )
     evidence_span = EvidenceSpanInputSerializer(
         required=False,

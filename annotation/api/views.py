@@ -15,7 +15,6 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.decorators import api_view, parser_classes
 from rest_framework.exceptions import APIException, NotFound, PermissionDenied, ValidationError
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -42,7 +41,7 @@ from ..models import (
     Turn,
 )
 from ..opensort.access import labels_locked
-from .common import page_of, paginate, read_query, responses
+from .common import JSONBodyParser, page_of, paginate, read_query, responses
 from .serializers import (
     AgreementQuerySerializer,
     AnnotationInputSerializer,
@@ -140,7 +139,7 @@ def card(request: Request, slug: str, turn_id: int) -> Response:
     responses=responses({200: AnnotationOutputSerializer}, 400, 404, 409),
 )
 @api_view(["PUT"])
-@parser_classes([JSONParser])  # labels are a list and the span an object: JSON only
+@parser_classes([JSONBodyParser])  # labels are a list and the span an object: JSON only
 def annotate(request: Request, slug: str, turn_id: int) -> Response:
     """Save my labels for a card: a new revision, the previous one kept as history.
     `labels: []` means "no smell"."""

@@ -32,6 +32,7 @@ from ..evolution import (
     preview,
     split_questions,
 )
+from ..jsondepth import too_deep
 from ..models import Annotation, Study, TaxonomyMove
 
 MERGE_GROUPS = ascii_uppercase[:4]
@@ -101,6 +102,8 @@ SPEC_SHAPE = {"add": list, "rename": dict, "merge": list, "split": list}
 
 def _spec_json(text: str) -> dict:
     """The confirmation's changes, read back; a damaged one is a ValueError."""
+    if too_deep(text):  # json would recurse into a RecursionError
+        raise ValueError("nested too deep")
     spec = json.loads(text or "null")
     if not isinstance(spec, dict) or any(
         key not in SPEC_SHAPE or not isinstance(value, SPEC_SHAPE[key])

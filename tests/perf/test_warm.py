@@ -6,6 +6,7 @@ showed each language (benchmarks/load_test.py saw it in the label request's p95)
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +27,9 @@ print(after.misses - before.misses, after.currsize)
 
 def probe(warm: bool) -> tuple[int, int]:
     head = "import config.wsgi\n" if warm else "import django; django.setup()\n"
-    env = dict(os.environ, DJANGO_SETTINGS_MODULE="config.settings", SECRET_KEY="test")
+    env = dict(
+        os.environ, DJANGO_SETTINGS_MODULE="config.settings", SECRET_KEY=secrets.token_urlsafe(50)
+    )
     out = subprocess.run(
         [sys.executable, "-c", head + PROBE], cwd=ROOT, env=env, capture_output=True, text=True
     )

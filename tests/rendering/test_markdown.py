@@ -234,6 +234,13 @@ def test_a_block_built_to_make_the_guess_backtrack_is_answered_at_once():
     assert message_html(f"```\n{block}\n```")
 
 
+def test_a_block_of_json_nested_too_deep_is_shown_as_text():
+    # the guess asked json.loads whether the block is JSON: a RecursionError, the card a 500
+    deep = "[" * 5_000 + "]" * 5_000
+    tree = render(f"```\n{deep}\n```")
+    assert deep in tree.text
+
+
 def test_an_indented_block_is_code_and_guessed():
     tree = render("Run:\n\n    import sys\n    def main():\n        print(sys.argv)\n")
     assert tree.all("pre")[0]["data-lang"] == "python"

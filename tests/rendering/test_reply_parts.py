@@ -27,6 +27,13 @@ def test_a_call_says_its_tool_and_its_command():
     assert (p.kind, p.label, p.name, p.summary) == ("tool_call", "Tool call", "Bash", "ls -la src")
 
 
+def test_arguments_nested_too_deep_are_shown_as_text():
+    # read as JSON, they were a RecursionError: the card a 500
+    deep = '{"a": ' * 5_000 + "1" + "}" * 5_000
+    p = shown({"type": "tool_call", "name": "Bash", "arguments": deep})
+    assert p.kind == "tool_call" and deep[:60] in Tree(p.body).text
+
+
 @pytest.mark.parametrize(
     "arguments, summary",
     [

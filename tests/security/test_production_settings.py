@@ -95,6 +95,32 @@ def test_outside_debug_it_refuses_to_start_without_a_secret_key(tmp_path, debug)
     assert "Set the SECRET_KEY environment variable" in out.stderr
 
 
+@pytest.mark.parametrize(
+    "key, why",
+    [
+        ("abc", "it has 3 characters, fewer than 50"),
+        ("dev-only-insecure-key-change-me", "it is the development key"),
+        # .env.example's placeholder, left as it is
+        ("change-me-to-a-long-random-string", "it has 33 characters"),
+        ("x" * 60, "fewer than 5 distinct characters"),
+        ("django-insecure-" + "k3y" * 20, "django-insecure-"),
+    ],
+)
+def test_outside_debug_it_refuses_to_start_with_a_weak_key_naming_it(tmp_path, key, why):
+    out = manage(production_env(tmp_path, SECRET_KEY=key), "check")
+    assert out.returncode != 0
+    assert "ImproperlyConfigured: SECRET_KEY is too weak" in out.stderr, out.stderr[-2000:]
+    assert why in out.stderr
+    assert "secrets.token_urlsafe(50)" in out.stderr
+    # the key itself is never written to a log
+    assert key not in out.stderr.replace("django-insecure-", "")
+
+
+def test_in_debug_a_short_key_is_still_accepted(tmp_path):
+    env = production_env(tmp_path, DEBUG="1", SECRET_KEY="abc")
+    assert settings_of(env, "DEBUG", "SECRET_KEY") == ["True", "'abc'"]
+
+
 def test_a_proxy_header_written_wrong_is_refused_naming_it(tmp_path):
     out = manage(production_env(tmp_path, SECURE_PROXY_SSL_HEADER="X-Forwarded-Proto"), "check")
     assert out.returncode != 0

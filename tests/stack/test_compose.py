@@ -131,3 +131,11 @@ def test_the_image_runs_as_a_non_root_user_with_a_healthcheck():
     checks = [args for instruction, args in steps if instruction == "HEALTHCHECK"]
     assert len(checks) == 1 and "scripts/healthcheck" in checks[0] and "web" in checks[0]
     assert (ROOT / "scripts" / "healthcheck").stat().st_mode & 0o111, "not executable"
+
+
+def test_the_image_collects_its_static_files_with_a_key_the_settings_accept():
+    # collectstatic runs with DEBUG=0, where a key under 50 characters stops the build
+    runs = [args for instruction, args in dockerfile() if instruction == "RUN"]
+    collect = next(args for args in runs if "collectstatic" in args)
+    key = re.search(r"SECRET_KEY=(\"[^\"]*\"|\S+)", collect)[1]
+    assert "secrets.token_urlsafe(50)" in key or len(key) >= 50, key

@@ -591,6 +591,20 @@ def test_a_damaged_confirmation_says_so_and_changes_nothing(client, study, label
     assert TaxonomyVersion.objects.count() == 1 and not TaxonomyMove.objects.exists()
 
 
+def test_a_confirmation_nested_too_deep_says_so_and_changes_nothing(client, study, labelled, lead):
+    """json.loads recursed into a RecursionError on it (a 500)."""
+    client.force_login(lead)
+    url = reverse("taxonomy_confirm", args=[study.slug])
+    spec = '{"add": ' + "[" * 5_000 + "]" * 5_000 + "}"
+    data = {"spec": spec, "from_version": study.taxonomy_version_id, "confirm": "1"}
+
+    r = client.post(url, data)
+
+    assert r.status_code == 422
+    assert "The confirmation form was damaged" in r.content.decode()
+    assert TaxonomyVersion.objects.count() == 1 and not TaxonomyMove.objects.exists()
+
+
 def test_the_agreement_command_computes_on_an_old_version(study, labelled, lead):
     evolve(study, SPEC, lead)
     out = io.StringIO()
