@@ -29,6 +29,7 @@ from ..models import (
     Group,
     Job,
     JobStatus,
+    Kind,
     Study,
     Turn,
 )
@@ -192,7 +193,12 @@ class _Importer:
     record the same way, with the conversations and turns of a batch fetched at once."""
 
     def __init__(
-        self, study: Study, create_members: bool, judge: bool = False, batch_size: int = 2000
+        self,
+        study: Study,
+        create_members: bool,
+        judge: bool = False,
+        batch_size: int = 2000,
+        kind: str = Kind.STUDENT,
     ) -> None:
         self.study = study
         self.judge = judge
@@ -209,7 +215,7 @@ class _Importer:
         self.username_field = User._meta.get_field(User.USERNAME_FIELD)
         self.group_name_field = Group._meta.get_field("name")
         # who and where the records go: accounts, groups, seats, assignments
-        self.seating = Seating(study, create_members, judge, self.report)
+        self.seating = Seating(study, create_members, judge, self.report, kind)
 
     # -- reading ------------------------------------------------------------------------
 
@@ -397,6 +403,7 @@ def import_annotations(
     create_members: bool = False,
     judge: bool = False,
     *,
+    kind: str = Kind.STUDENT,
     batch_size: int = 2000,
     progress: Callable[[int, int], None] | None = None,
 ) -> LabelImportReport:
@@ -404,7 +411,7 @@ def import_annotations(
     `progress(records read, records in the file)` is called after each batch. Raises
     OSError when the file cannot be opened at all."""
     path = Path(path)
-    importer = _Importer(study, create_members, judge, batch_size=batch_size)
+    importer = _Importer(study, create_members, judge, batch_size=batch_size, kind=kind)
     # the first pass in one transaction: should it fail, no account, group, seat or
     # assignment of it stays
     with transaction.atomic():

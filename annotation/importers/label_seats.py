@@ -19,6 +19,7 @@ from ..models import (
     Assignment,
     Conversation,
     Group,
+    Kind,
     Membership,
     Seat,
     SeatConflict,
@@ -33,8 +34,11 @@ class LabelRecordError(ValueError):
 
 
 class Seating:
-    def __init__(self, study: Study, create_members: bool, judge: bool, report) -> None:
+    def __init__(
+        self, study: Study, create_members: bool, judge: bool, report, kind: str = Kind.STUDENT
+    ) -> None:
         self.study, self.create_members, self.judge = study, create_members, judge
+        self.kind = kind  # of the groups it creates, and so of the members it seats there
         self.report = report  # LabelImportReport: created users and groups, assignments
         self.users: dict[str, object] = {}
         self.groups: dict[str, Group] = {}
@@ -82,7 +86,7 @@ class Seating:
                         f"group: unknown group {name!r} in study {self.study} "
                         "(use --create-members to create it)"
                     )
-                group = Group.objects.create(study=self.study, name=name)
+                group = Group.objects.create(study=self.study, name=name, kind=self.kind)
                 self.report.created_groups.append(name)
                 self.created.groups.append(group.pk)
             self.groups[name] = group

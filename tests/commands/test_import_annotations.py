@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from annotation.models import Annotation, Conversation, Group, Membership, Role, Source
+from annotation.models import Annotation, Conversation, Group, Kind, Membership, Role, Source
 from tests.factories import make_conversation, make_group, make_study
 
 
@@ -164,6 +164,23 @@ def test_it_creates_members_and_groups_with_create_members(tmp_path, study):
     assert Membership.objects.get(study=study, user=dora).role == Role.ANNOTATOR
     conversation.refresh_from_db()
     assert conversation.groups.get() == group
+
+
+def test_create_members_kind_expert_seats_experts_who_may_decide_proposals(tmp_path, study):
+    """Issue 20, point 4: with --kind expert the groups it creates are expert groups, and
+    their members experts, so they may decide a proposal (everyone was a student)."""
+    from annotation.access import is_expert
+
+    make_conversation(study, "c7", n_turns=1)
+    path = write_jsonl(tmp_path / "a.jsonl", record(conversation="c7", annotator="dora",
+                                                    group="experts"))  # fmt: skip
+    run("s1", str(path), "--create-members", "--kind", "expert")
+    assert Group.objects.get(study=study, name="experts").kind == Kind.EXPERT
+    dora = get_user_model().objects.get(username="dora")
+    assert Membership.objects.get(study=study, user=dora).kind == Kind.EXPERT
+    assert is_expert(study, dora, study.role_of(dora))
+    with pytest.raises(CommandError, match="invalid choice: 'guru'"):
+        run("s1", str(path), "--create-members", "--kind", "guru")
 
 
 def test_it_keeps_an_existing_members_role_when_adding_them_to_a_group(

@@ -4,6 +4,7 @@ from django.core.management.base import CommandError
 
 from annotation.importers.annotations import import_annotations
 from annotation.management.study_command import StudyCommand
+from annotation.models import Kind
 
 
 class Command(StudyCommand):
@@ -22,6 +23,13 @@ class Command(StudyCommand):
             action="store_true",
             help="create unknown annotators (no usable password) and groups, and add "
             "annotators to the record's group",
+        )
+        parser.add_argument(
+            "--kind",
+            choices=Kind.values,
+            default=Kind.STUDENT,
+            help="with --create-members: the kind of the groups it creates, and so of the "
+            "members it seats in them (experts decide proposals; default: student)",
         )
 
         parser.add_argument(
@@ -50,6 +58,7 @@ class Command(StudyCommand):
         file: str,
         create_members: bool,
         judge: bool,
+        kind: str,
         batch_size: int,
         progress_every: int,
         **options,
@@ -63,6 +72,7 @@ class Command(StudyCommand):
                 file,
                 create_members=create_members,
                 judge=judge,
+                kind=kind,
                 batch_size=batch_size,
                 progress=self.progress_printer(progress_every),
             )
