@@ -137,6 +137,7 @@ def _size(path: str | Path) -> int:
 _CONTAINER_NAMES = {
     "jsonl": "JSON Lines",
     "array": "a JSON array",
+    "object": "one JSON object over many lines",
     "parquet": "Parquet",
     "markdown": "Markdown",
     "unknown": "neither JSON Lines, a JSON array nor Parquet (gzip-compressed or not)",
@@ -177,7 +178,7 @@ def _file_items(
             return
         fmt = sniffed
     module = FORMATS[fmt]
-    if container not in getattr(module, "CONTAINERS", ("jsonl", "array", "parquet")):
+    if container not in getattr(module, "CONTAINERS", ("jsonl", "array", "object", "parquet")):
         what = _CONTAINER_NAMES[container]
         report.file_error(
             name, f"cannot import as {fmt}: the file is {what}; nothing imported from it"

@@ -166,7 +166,7 @@ def load_instructions(path: str | Path | None) -> tuple[dict[str, str], str | No
         container = detect_container(path)
     except OSError as exc:
         return {}, f"cannot read the BigCodeBench file {path} ({exc})"
-    if container not in ("jsonl", "array", "parquet"):
+    if container not in ("jsonl", "array", "object", "parquet"):
         return {}, f"the BigCodeBench file {path} is not JSONL, a JSON array or Parquet"
     prompts: dict[str, str] = {}
     items = read_records(path, container)

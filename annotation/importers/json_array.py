@@ -162,6 +162,48 @@ def read_json_array(path: str | Path, chunk_size: int = CHUNK_SIZE) -> Iterator[
             yield Item(None, index, error=str(exc), offset=stream.offset)
 
 
+def read_json_object(path: str | Path, chunk_size: int = CHUNK_SIZE) -> Iterator[Item]:
+    """The one record of a file holding one JSON object over many lines (a pretty-printed
+    export, container "object"), read as an array's element is: bounded by
+    CARDSORT_MAX_LINE_BYTES, its errors naming the line and column of the file."""
+    decoder = json.JSONDecoder()
+    with open_binary(path) as f:
+        stream = _ArrayStream(f, chunk_size)
+        try:
+            if stream.skip_ws() != "{":
+                raise _Stop("not a JSON object (does not start with '{')")
+            item = _element(stream, decoder, 0)
+            yield item
+            if item.error is None and stream.skip_ws() != "":
+                raise _Stop(f"invalid JSON: extra data after the object at {stream.at(stream.pos)}")
+        except _Stop as exc:
+            yield Item(None, 0, error=str(exc), offset=stream.offset)
+
+
+def starts_one_object(head: str) -> bool:
+    """Whether a file that starts with "{" holds one object over many lines rather than JSON
+    lines, from `head`, the file's start: its first line is no whole JSON value, and the
+    text reads on as one value past its first two lines (to its end, or to where `head` is
+    cut). A JSON line that is broken fails on its own line, or, cut short, on the next line's
+    start (`{"a": 1` then `{"b": 2}`): those stay JSON lines, each error named by its line."""
+    lines = head.split("\n", 2)
+    if len(lines) < 2:
+        return False  # one line as long as the head: a JSON line (or one cut short)
+    try:
+        json.loads(lines[0])
+        return False  # a whole value on the first line: JSON lines
+    except ValueError:
+        pass
+    two_lines = len(lines[0]) + 1 + len(lines[1])
+    try:
+        _, end = json.JSONDecoder().raw_decode(head)
+    except json.JSONDecodeError as exc:
+        return exc.pos > two_lines or (len(lines) > 2 and _may_be_cut(exc, head))
+    except ValueError:
+        return False
+    return end > len(lines[0])
+
+
 def _element(stream: _ArrayStream, decoder: json.JSONDecoder, index: int) -> Item:
     """The element at stream.pos, which is left just after it."""
     try:

@@ -29,7 +29,7 @@ from .containers import (
     read_parquet_rows,
     seekable_copy,
 )
-from .json_array import read_json_array
+from .json_array import read_json_array, read_json_object
 from .records import BadJSON, BadRecord, Item, parse_record, row_problem
 
 
@@ -133,6 +133,8 @@ def _disk_size(path: str | Path) -> int:
 def read_items(path: str | Path, container: str) -> Iterator[Item]:
     if container == "array":
         return read_json_array(path)
+    if container == "object":
+        return read_json_object(path)
     if container == "parquet":
         return read_parquet(path)
     return read_jsonl(path)

@@ -20,6 +20,7 @@ from .containers import (
     parquet_error,
     parquet_file_columns,
 )
+from .json_array import starts_one_object
 from .readers import read_items
 
 # How many leading records may be unparseable before we give up on recognising a file.
@@ -27,8 +28,9 @@ SNIFF_RECORDS = 20
 
 
 def detect_container(path: str | Path) -> str:
-    """'jsonl', 'array', 'parquet', 'markdown', 'empty' or 'unknown', from the first
-    non-blank bytes (decompressed first when the file is gzip)."""
+    """'jsonl', 'array', 'object' (one JSON object over many lines), 'parquet', 'markdown',
+    'empty' or 'unknown', from the first non-blank bytes (decompressed first when the file
+    is gzip)."""
     with open_binary(path) as f:
         try:
             head = f.read(4096)
@@ -49,7 +51,8 @@ def detect_container(path: str | Path) -> str:
     if head.startswith(b"["):
         return "array"
     if head.startswith(b"{"):
-        return "jsonl"
+        text = head.decode("utf-8", errors="replace")
+        return "object" if starts_one_object(text) else "jsonl"
     if head.startswith((b"<!--", b"#")):
         return "markdown"
     return "unknown"

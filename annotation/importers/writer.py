@@ -225,7 +225,7 @@ class Writer:
         container = self.containers.get(source_file)
         if container is None:
             container = "array" if source_file.lower().endswith(".json") else "jsonl"
-        if container == "array":
+        if container in ("array", "object"):
             return f"{source_file}[{source_line}] (id={external_id})"
         if container == "parquet":
             return f"{source_file} row {source_line} (id={external_id})"

@@ -123,3 +123,28 @@ def test_the_command_passes_the_bigcodebench_file(study, files, capsys):
     assert Conversation.objects.get().turns.get(index=1).user_text == "Do it."
     with pytest.raises(CommandError, match="--bigcodebench: no such file"):
         call_command("import_conversations", study.slug, str(path), "--bigcodebench", "nope")
+
+
+@pytest.mark.parametrize("indent", [2, "\t"])
+def test_a_pretty_printed_export_imports_as_its_one_line_copy(study, files, indent):
+    """Issue 20, defect 6: one object over many lines (a pretty-printed export) was refused
+    as invalid JSON while the same object on one line imported."""
+    import json
+
+    import_files(study, [files.jsonl("one-line.json", dataset())])
+    other = make_study("s2")
+    path = files.raw("pretty.json", json.dumps(dataset(), indent=indent))
+    report = import_files(other, [path])
+    assert (report.conversations, report.rejected, report.errors) == (3, 0, [])
+    assert stored(other) == stored(study)
+
+
+def test_a_broken_pretty_printed_object_names_its_line(study, files):
+    import json
+
+    text = json.dumps(dataset(), indent=2).replace('"ITER=2"', '"ITER=2",', 1)
+    report = import_files(study, [files.raw("pretty.json", text)])
+    assert report.conversations == 0
+    assert len(report.errors) == 1 and "invalid JSON" in report.errors[0]
+    line = text[: text.index('"ITER=2",')].count("\n") + 1
+    assert f"line {line}" in report.errors[0]

@@ -127,14 +127,21 @@ def test_it_names_the_line_and_column_of_a_cut_off_array(study, files):
 
 
 def test_it_names_the_first_error_of_a_file_no_record_of_which_can_be_read(study, files):
-    # one conversation written as a pretty-printed JSON object is not JSON Lines
-    path = files.raw("one.json", json.dumps(sharegpt(0), indent=2))
+    path = files.raw("broken.jsonl", '{"id": 1, oops}\n{"id": 2, oops}\n')
     report = import_files(study, [path])
     assert report.conversations == 0
     assert report.errors == [
         f"{path}: cannot recognise the format (no record could be read; line 1: invalid "
-        "JSON: Expecting property name enclosed in double quotes at column 2); nothing imported"
+        "JSON: Expecting property name enclosed in double quotes at column 11); nothing imported"
     ]
+
+
+def test_one_pretty_printed_conversation_is_one_record(study, files):
+    """One conversation written as a pretty-printed JSON object (issue 20, defect 6: it was
+    refused as invalid JSON Lines) imports as that conversation."""
+    path = files.raw("one.json", json.dumps(sharegpt(0), indent=2))
+    report = import_files(study, [path])
+    assert (report.conversations, report.errors) == (1, [])
 
 
 @pytest.mark.parametrize("chunk_size", [7, CHUNK_SIZE])
@@ -146,3 +153,12 @@ def test_it_names_the_byte_of_the_file_that_is_not_utf8_in_an_array(tmp_path, ch
     assert items[0].obj == sharegpt(0)
     bad_byte = len(head) + len(b'{"id": "') + 1
     assert items[1].error == f"not valid UTF-8 at byte {bad_byte} of the file (invalid start byte)"
+
+
+def test_a_pretty_printed_object_longer_than_the_sniffed_head_is_one_record(study, files):
+    record = sharegpt(0)
+    record["conversations"] = record["conversations"] * 200  # far past the 4 KB head
+    path = files.raw("long.json", json.dumps(record, indent=2))
+    assert path.stat().st_size > 10_000
+    report = import_files(study, [path])
+    assert (report.conversations, report.errors) == (1, [])

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from annotation.importers import import_files
-from annotation.importers.sniff import sniff_record
+from annotation.importers.readers import read_items
+from annotation.importers.sniff import detect_container, sniff_record
 from annotation.models import Conversation
 
 WILDCHAT = {
@@ -112,3 +117,36 @@ def test_it_warns_about_an_empty_file(study, files):
     report = import_files(study, [path])
     assert report.conversations == 0 and report.errors == []
     assert report.warnings == [f"{path}: the file is empty"]
+
+
+_text = st.text(st.characters(exclude_characters="\x00"), max_size=30)  # a NUL is refused
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | _text,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(_text, inner, max_size=4)
+    ),  # fmt: skip
+    max_leaves=20,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    records=st.lists(
+        st.dictionaries(_text, _json_values, min_size=1, max_size=5),
+        min_size=1,
+        max_size=4,
+    ),  # fmt: skip
+    indent=st.sampled_from([1, 2, 4, "\t"]),
+)
+def test_one_object_over_many_lines_is_told_from_json_lines(tmp_path_factory, records, indent):
+    """A pretty-printed object (over more than one line) is the container "object", read as its
+    one record; the same records one a line are JSON lines (issue 20, defect 6)."""
+    folder = tmp_path_factory.mktemp("sniff")
+    pretty = folder / "pretty.json"
+    pretty.write_text(json.dumps(records[0], indent=indent), encoding="utf-8")
+    lines = folder / "lines.jsonl"
+    lines.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    assert detect_container(lines) == "jsonl"
+    if "\n" in pretty.read_text(encoding="utf-8"):
+        assert detect_container(pretty) == "object"
+        assert [i.obj for i in read_items(pretty, "object")] == [records[0]]
