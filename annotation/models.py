@@ -76,6 +76,9 @@ class JobKind(models.TextChoices):
     AGREEMENT = "agreement"
     EXPORT = "export"
     SPLIT = "split"  # an LLM proposes where conversations change topic (annotation/intake)
+    # the coding filter over the study's conversations: a dry run, or setting aside the ones
+    # the rules drop (params: filter, apply; annotation/intake/coding_report.filter_study)
+    FILTER = "filter"
 
 
 class SetAside(models.TextChoices):

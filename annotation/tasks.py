@@ -258,26 +258,29 @@ def _failure(exc: Exception) -> str:
 
 
 @shared_task(bind=True)
-def run_filter_dry_run(self, job_id: int) -> None:
-    """params: what = FILTER_DRY_RUN -> job.result = {"filter": the coding filter's report
-    over the study's stored conversations}. Reads only: a rerun is harmless."""
+def run_filter_study(self, job_id: int) -> None:
+    """params: filter ("coding"), apply -> job.result = {"filter": the coding filter's
+    report over the study's current conversations, with what it set aside (or, a dry run,
+    would)}. A dry run reads only; a real run sets aside in one transaction at its end, and a
+    rerun finds the dropped ones already aside (never read again)."""
     from .intake.coding_filter import rules_for
-    from .intake.coding_report import dry_run_study
+    from .intake.coding_report import filter_study
 
-    job = _load_job(job_id, "coding filter dry run")
+    job = _load_job(job_id, "coding filter")
     if job is None:
         return
     job.start(total=0)
     throttled = _Throttled(job)
     try:
         with _heartbeat(job, self.request):
-            report = dry_run_study(
+            report = filter_study(
                 job.study,
                 rules_for(job.study),
+                apply=bool(job.params.get("apply")),
                 progress=lambda done, total: throttled(done, total, "conversations"),
             )
     except Exception as exc:
-        logger.exception("coding filter dry run %s failed", job.pk)
+        logger.exception("coding filter %s failed", job.pk)
         error = _failure(exc)
         _record_failure(lambda: job.fail(error))
         return

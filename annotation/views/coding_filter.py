@@ -1,6 +1,7 @@
 """The lead's coding filter page (/s/SLUG/lead/filter/): the study's coding rules as a table
 to edit (validated, every error naming the language and field), reset to the defaults, and
-dry runs: over the study's conversations (a job, tasks.run_filter_dry_run) or over files
+the filter over the study's current conversations (a job, tasks.run_filter_study: a dry run,
+or setting aside the ones the rules drop, which *Bring back* undoes), and dry runs over files
 before they are imported (the import form with "dry run" ticked, tasks.run_import). Every
 view starts with get_study_for_lead (lead_page): a member who is not a lead gets a 403
 "Leads only", anyone else a 404."""
@@ -21,9 +22,10 @@ from ..intake.coding_filter import (
     rules_for,
     validate_rules,
 )
+from ..intake.coding_report import bring_back_filtered
 from ..jobs import enqueue
-from ..models import FILTER_DRY_RUN, Job, JobKind, Study
-from ..tasks import reap_lost_jobs, run_filter_dry_run
+from ..models import FILTER_DRY_RUN, Conversation, Job, JobKind, SetAside, Study
+from ..tasks import reap_lost_jobs, run_filter_study
 from .lead import IMPORT_FORMATS
 
 JOBS_SHOWN = 5
@@ -82,8 +84,10 @@ def _rows(rules: dict) -> list[dict]:
 
 def _filter_jobs(study: Study, user) -> list[Job]:
     reap_lost_jobs()
-    jobs = study.jobs.filter(kind=JobKind.IMPORT).filter(
-        Q(params__what=FILTER_DRY_RUN) | Q(params__filter="coding")
+    jobs = study.jobs.filter(
+        Q(kind=JobKind.FILTER)
+        | Q(kind=JobKind.IMPORT, params__what=FILTER_DRY_RUN)  # before the filter had a kind
+        | Q(kind=JobKind.IMPORT, params__filter="coding")
     )
     return JobResults(user, study).shown(jobs.select_related("created_by")[:JOBS_SHOWN])
 
@@ -116,6 +120,7 @@ def rules_page(request: HttpRequest, study: Study) -> HttpResponse:
         "is_default": not study.coding_rules,
         "tiobe_month": TIOBE_MONTH,
         "jobs": _filter_jobs(study, request.user),
+        "filtered": Conversation.objects.filter(study=study, set_aside=SetAside.FILTERED).count(),
         "formats": IMPORT_FORMATS,
     }
     return render(request, "annotation/lead/filter.html", ctx, status=status)
@@ -123,7 +128,33 @@ def rules_page(request: HttpRequest, study: Study) -> HttpResponse:
 
 @lead_post
 def dry_run(request: HttpRequest, study: Study) -> HttpResponse:
-    """A dry run of the coding filter over the study's conversations: a job that reads only."""
-    enqueue(request.user, study, JobKind.IMPORT, {"what": FILTER_DRY_RUN}, run_filter_dry_run)
+    """The coding filter over the study's current conversations, as a dry run: a job that
+    reads only, and counts exactly what the real run would do."""
+    enqueue(request.user, study, JobKind.FILTER, {"filter": "coding", "apply": False},
+            run_filter_study)  # fmt: skip
     messages.success(request, "Dry run of the coding filter over the study's conversations queued.")
+    return redirect("lead_filter", study.slug)
+
+
+@lead_post
+def apply(request: HttpRequest, study: Study) -> HttpResponse:
+    """The coding filter over the study's current conversations, setting aside (reason
+    `filtered`) the ones the rules drop: a job (`filter_study SLUG --filter coding`)."""
+    enqueue(request.user, study, JobKind.FILTER, {"filter": "coding", "apply": True},
+            run_filter_study)  # fmt: skip
+    messages.success(
+        request,
+        "The coding filter over the study's conversations is queued: the ones it drops will "
+        "be set aside (Bring back undoes it).",
+    )
+    return redirect("lead_filter", study.slug)
+
+
+@lead_post
+def bring_back(request: HttpRequest, study: Study) -> HttpResponse:
+    """Every conversation the coding filter set aside back in the study's set."""
+    n = bring_back_filtered(study)
+    messages.success(
+        request, f"{n} conversation(s) the coding filter set aside are back in the set."
+    )
     return redirect("lead_filter", study.slug)

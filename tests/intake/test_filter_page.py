@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from annotation.intake.coding_filter import FIELDS, default_rules
 from annotation.models import Conversation, Job, JobKind, JobStatus, Role, Study, Turn
-from annotation.tasks import run_filter_dry_run
+from annotation.tasks import run_filter_study
 from tests.factories import HTMX, PASSWORD
 
 
@@ -205,9 +205,9 @@ def test_a_dry_run_over_the_studys_conversations_counts_without_changing_anythin
     assert response.status_code == 302
     job = Job.objects.get()
     assert (job.kind, job.status, job.params) == (
-        JobKind.IMPORT,
+        JobKind.FILTER,
         JobStatus.DONE,
-        {"what": "filter_dry_run"},
+        {"filter": "coding", "apply": False},
     )
     report = job.result["filter"]
     assert (report["scanned"], report["matched"], report["dropped"]) == (3, 1, 2)
@@ -219,7 +219,7 @@ def test_a_dry_run_over_the_studys_conversations_counts_without_changing_anythin
     body = lead_client.get(
         reverse("job_detail", args=[study.slug, job.pk]), **HTMX
     ).content.decode()
-    assert "Coding filter dry run over the study" in body
+    assert "Coding filter over the study's conversations (dry run)" in body
     assert "<strong>1</strong> of <strong>3</strong> conversations match" in body
     assert "would be dropped" in body and "dropped, case: 1" in body
     assert "<code>go</code> turn 2 user: How do I write a web server in <mark>Go</mark>?" in body
@@ -335,8 +335,36 @@ def test_it_refuses_an_unknown_filter(lead_client, study, eager):
 
 def test_a_redelivered_dry_run_of_a_finished_job_does_nothing(study, lead):
     job = Job.objects.create(
-        study=study, kind=JobKind.IMPORT, params={"what": "filter_dry_run"}, status=JobStatus.DONE
+        study=study, kind=JobKind.FILTER, params={"filter": "coding"}, status=JobStatus.DONE
     )
-    run_filter_dry_run(job.pk)
+    run_filter_study(job.pk)
     job.refresh_from_db()
     assert job.result == {}
+
+
+def test_the_page_filters_the_study_and_brings_the_filtered_back(
+    lead_client, study, eager, django_capture_on_commit_callbacks
+):
+    """Issue 20, point 2: the same action as filter_study on the lead's page, as a job whose
+    report says what it set aside; Bring back undoes it."""
+    _conversation(study, "go", ("How do I write a web server in Go?", "..."))
+    _conversation(study, "poem", ("a poem please", "roses are red"))
+    with django_capture_on_commit_callbacks(execute=True):
+        lead_client.post(_url(study, "lead_filter_apply"))
+    job = Job.objects.get()
+    assert (job.kind, job.params["apply"], job.result["filter"]["set_aside"]) == (
+        JobKind.FILTER,
+        True,
+        1,
+    )
+    assert dict(Conversation.objects.values_list("external_id", "set_aside")) == {
+        "go": "",
+        "poem": "filtered",
+    }
+    page = lead_client.get(_url(study)).content.decode()
+    assert "Coding filter over the study's conversations #" in page
+    assert "<strong>1</strong> set aside (reason: filtered)" in page
+    assert "Bring back all 1" in page
+    lead_client.post(_url(study, "lead_filter_bring_back"))
+    assert set(Conversation.objects.values_list("set_aside", flat=True)) == {""}
+    assert "Bring back all" not in lead_client.get(_url(study)).content.decode()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.intake.coding_filter import RulesError, rules_for
-from annotation.intake.coding_report import bring_back_filtered, filter_study, report_lines
-from annotation.models import Study
+from annotation.intake.coding_report import bring_back_filtered, report_lines
+from annotation.models import Job, JobKind, JobStatus, Study
+from annotation.tasks import run_filter_study
 
 
 class Command(BaseCommand):
@@ -41,9 +41,12 @@ class Command(BaseCommand):
             n = bring_back_filtered(study)
             self.stdout.write(f"{n} filtered conversation(s) back in the study's set.")
             return
-        try:
-            result = filter_study(study, rules_for(study), apply=not dry_run)
-        except RulesError as e:
-            raise CommandError(f"the study's coding rules cannot be used: {e}") from None
-        for line in report_lines(result):
+        # a job like the page's (stored, listed on the study's pages), run here and now
+        params = {"filter": "coding", "apply": not dry_run}
+        job = Job.objects.create(study=study, kind=JobKind.FILTER, params=params)
+        run_filter_study(job.pk)
+        job.refresh_from_db()
+        if job.status != JobStatus.DONE:
+            raise CommandError(f"the coding filter failed (job {job.pk}): {job.error}")
+        for line in report_lines(job.result["filter"]):
             self.stdout.write(line)
