@@ -268,7 +268,8 @@ def read_examples(data: bytes, name: str) -> list[dict]:
             [f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})"]
         ) from None
     examples, errors = [], []
-    for n, line in enumerate(text.splitlines(), 1):
+    # lines end at "\n" only: a JSON string may hold U+2028 and the like, which splitlines() cuts
+    for n, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         try:

@@ -23,7 +23,12 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django.utils import timezone
 
-from annotation.intake.llm import MAX_PROMPT_CHARS, ExamplesError, read_examples
+from annotation.intake.llm import (
+    MAX_EXAMPLES_BYTES,
+    MAX_PROMPT_CHARS,
+    ExamplesError,
+    read_examples,
+)
 from annotation.intake.split_run import APPLY, ParamsError, SplitParams, execute
 from annotation.management.study_command import StudyCommand
 from annotation.models import RESUMED_MESSAGE, Job, JobKind, JobStatus
@@ -99,7 +104,7 @@ class Command(StudyCommand):
         if options["examples"]:
             path = options["examples"]
             try:
-                params.examples = read_examples(_read(path, "--examples", 10**8), path)
+                params.examples = read_examples(_read(path, "--examples", MAX_EXAMPLES_BYTES), path)
             except ExamplesError as exc:
                 lines = "\n".join(exc.lines)
                 raise CommandError(f"--examples: the file cannot be used:\n{lines}") from None
