@@ -74,3 +74,50 @@ def fake_model(settings, monkeypatch) -> FakeModel:
     monkeypatch.setattr(client, "TRANSPORT", httpx2.MockTransport(fake.handler))
     monkeypatch.setattr(client, "_sleep", fake.waits.append)
     return fake
+
+
+class StubServer:
+    """A local OpenAI-compatible endpoint over real HTTP (http.server in a thread), for the
+    tests that go through the whole stack (browser tests, a command end to end): POST
+    <base_url>/chat/completions answers what `answer(body)` returns (a str: the model's
+    message; a dict: a JSON body). `bodies` and `headers` record every request. Use it as
+    a context manager; `base_url` is http://127.0.0.1:<port>/v1."""
+
+    def __init__(self, answer: Callable[[dict], object] | None = None) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        stub = self
+        self.answer = answer or (lambda body: '{"splits": [], "drop_turns": []}')
+        self.bodies: list[dict] = []
+        self.headers: list[dict] = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                stub.bodies.append({"path": self.path, **body})
+                stub.headers.append(dict(self.headers))
+                reply = stub.answer(body)
+                payload = json.dumps(completion(reply) if isinstance(reply, str) else reply)
+                data = payload.encode()
+                self.send_response(200 if self.path.endswith("/chat/completions") else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> StubServer:
+        import threading
+
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -7,8 +7,6 @@ accessibility violation on the page."""
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -17,6 +15,7 @@ from annotation.tasks import run_split_proposals
 from tests.browser.a11y import assert_no_serious_violations
 from tests.browser.pages import htmx_ready, log_in
 from tests.factories import make_conversation
+from tests.model_stub import StubServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -29,58 +28,23 @@ EXAMPLE = {
 }
 
 
-class StubModel(BaseHTTPRequestHandler):
-    """POST /v1/chat/completions: the conversation whose turn 1 says "mixed" changes topic
-    at turn 4 and has an off-topic turn 2; any other is one topic."""
-
-    bodies: list[dict] = []
-
-    def log_message(self, *args) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        StubModel.bodies.append({"path": self.path, **body})
-        mixed = "User: mixed" in body["messages"][-1]["content"]
-        answer = {
-            "splits": [{"before_turn": 4, "reason": "now a SQL question"}] if mixed else [],
-            "drop_turns": [2] if mixed else [],
-        }
-        payload = json.dumps(
-            {
-                "id": "x",
-                "object": "chat.completion",
-                "created": 0,
-                "model": body["model"],
-                "choices": [
-                    {
-                        "index": 0,
-                        "finish_reason": "stop",
-                        "message": {"role": "assistant", "content": json.dumps(answer)},
-                    }
-                ],
-                "usage": {"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59},
-            }
-        ).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
+def answer(body) -> dict:
+    """The conversation whose turn 1 says "mixed" changes topic at turn 4 and has an
+    off-topic turn 2; any other is one topic."""
+    mixed = "User: mixed" in body["messages"][-1]["content"]
+    return {
+        "splits": [{"before_turn": 4, "reason": "now a SQL question"}] if mixed else [],
+        "drop_turns": [2] if mixed else [],
+    }
 
 
 @pytest.fixture
 def stub_endpoint(settings):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), StubModel)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    StubModel.bodies = []
-    settings.CARDSORT_LLM_BASE_URL = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    settings.CARDSORT_LLM_MODEL = "stub-model"
-    settings.CARDSORT_LLM_API_KEY = ""
-    yield server
-    server.shutdown()
-    server.server_close()
+    with StubServer(lambda body: json.dumps(answer(body))) as stub:
+        settings.CARDSORT_LLM_BASE_URL = stub.base_url
+        settings.CARDSORT_LLM_MODEL = "stub-model"
+        settings.CARDSORT_LLM_API_KEY = ""
+        yield stub
 
 
 @pytest.fixture
@@ -126,8 +90,8 @@ def test_the_lead_splits_the_study_the_studys_way_and_watches_it(
     assert "1 worked example" in said
 
     # what the stub was asked: the study's way
-    assert len(StubModel.bodies) == 2
-    for body in StubModel.bodies:
+    assert len(stub_endpoint.bodies) == 2
+    for body in stub_endpoint.bodies:
         assert body["path"] == "/v1/chat/completions"
         assert body["temperature"] == 1.0 and body["seed"] == 7
         assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "user"]

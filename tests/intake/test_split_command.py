@@ -28,6 +28,7 @@ from annotation.models import (
     Turn,
 )
 from tests.factories import make_conversation, make_group, make_user
+from tests.model_stub import StubServer
 
 pytestmark = pytest.mark.django_db
 
@@ -340,3 +341,29 @@ def test_an_unknown_study_is_named(db):
     make_user("x")
     with pytest.raises(CommandError, match="unknown study 'nope'"):
         run("nope")
+
+
+def test_it_runs_end_to_end_against_a_local_stub_server(study, settings, files):
+    """The whole stack over real HTTP (no mock transport): the SDK, the size cap, no key."""
+    _prompt, examples = files
+    make_conversation(study, "a", n_turns=5)
+    make_conversation(study, "b", n_turns=2)
+
+    def answer(body) -> str:
+        if name_in(body) == "a":
+            return split_at(3, drops=[5])
+        return json.dumps({"splits": [], "drop_turns": []})
+
+    with StubServer(answer) as stub:
+        settings.CARDSORT_LLM_BASE_URL = stub.base_url
+        settings.CARDSORT_LLM_MODEL = "stub-model"
+        settings.CARDSORT_LLM_API_KEY = ""
+        out, _ = run(study.slug, "--examples", str(examples), "--temperature", "1", "--apply")
+    assert [b["path"] for b in stub.bodies] == ["/v1/chat/completions"] * 2
+    assert all("authorization" not in {k.lower() for k in h} for h in stub.headers)
+    assert "applied: 1 conversations split into 2 parts; dropped turns: 1; refused: 0" in out
+    a = Conversation.objects.get(external_id="a")
+    assert [original_turns(p) for p in a.split_parts.order_by("split_first_turn")] == [
+        [1, 2],
+        [3, 4],
+    ]
