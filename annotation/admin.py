@@ -2,7 +2,17 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from .models import Annotation, Assignment, Conversation, Group, Job, Membership, Study, Turn
+from .models import (
+    Annotation,
+    Assignment,
+    Conversation,
+    Group,
+    Job,
+    Membership,
+    ModelCall,
+    Study,
+    Turn,
+)
 
 
 class MembershipInline(admin.TabularInline):
@@ -54,3 +64,12 @@ class AnnotationAdmin(admin.ModelAdmin):
 class JobAdmin(admin.ModelAdmin):
     list_display = ["pk", "study", "kind", "status", "progress", "total", "created_at"]
     list_filter = ["kind", "status"]
+
+
+@admin.register(ModelCall)
+class ModelCallAdmin(admin.ModelAdmin):
+    """The cache of model calls (annotation/judges/client.py), to inspect what was asked."""
+
+    list_display = ["digest", "model", "host", "mode", "prompt_tokens", "completion_tokens"]
+    list_filter = ["model", "mode"]
+    search_fields = ["digest"]

@@ -11,6 +11,7 @@ from .actions.studies import DEFAULT_PRESET, preset_names
 from .evidence import EvidenceError, EvidenceSpan, check_span
 from .evolution import report_versions
 from .exports import EXPORT_FORMATS
+from .intake.llm import MAX_EXAMPLES_BYTES, MAX_PROMPT_CHARS, ExamplesError, read_examples
 from .limits import TextLimit
 from .models import Annotation, Conversation, Group, JobKind, Phase, Proposal, Source, Study
 
@@ -370,3 +371,35 @@ class SampleSizeForm(forms.Form):
 
     def clean_proportion(self) -> float:
         return self._between_0_and_1("proportion")
+
+
+class SplitForm(forms.Form):
+    """The lead's Splitting page: the parameters of `manage.py split_conversations`
+    (intake/split_run.py SplitParams), the worked examples as an uploaded JSONL file."""
+
+    min_turns = forms.IntegerField(min_value=2, initial=2, label="Minimum turns")
+    model = forms.CharField(required=False, max_length=200, label="Model")
+    temperature = forms.FloatField(min_value=0, max_value=2, initial=0, label="Temperature")
+    seed = forms.IntegerField(required=False, label="Seed")
+    max = forms.IntegerField(required=False, min_value=1, label="At most")
+    prompt = forms.CharField(widget=forms.Textarea, label="System prompt", strip=False)
+    examples = forms.FileField(required=False, label="Worked examples (JSONL)")
+    apply = forms.BooleanField(required=False, label="Apply the proposals when done")
+
+    def clean_prompt(self) -> str:
+        prompt = self.cleaned_data["prompt"]
+        if not prompt.strip():
+            raise forms.ValidationError("The system prompt is empty.")
+        if len(prompt) > MAX_PROMPT_CHARS:
+            raise forms.ValidationError(f"At most {MAX_PROMPT_CHARS} characters.")
+        return prompt
+
+    def clean_examples(self) -> list[dict]:
+        """The examples of the uploaded file ([] for none); every bad line as an error."""
+        upload = self.cleaned_data.get("examples")
+        if not upload:
+            return []
+        try:
+            return read_examples(upload.read(MAX_EXAMPLES_BYTES + 1), upload.name)
+        except ExamplesError as exc:
+            raise forms.ValidationError(exc.lines) from None

@@ -1353,9 +1353,12 @@ class Job(models.Model):
     def resumable(self) -> bool:
         """A lost conversation import is run again rather than failed: the importer commits
         batch by batch, each conversation carrying its job, and a re-run skips by
-        fingerprint what is there, so it continues where the lost worker stopped. Not
-        forever: an import that kills its worker every time fails after MAX_IMPORT_RUNS."""
-        return self.is_conversation_import and self.params.get("runs", 0) < MAX_IMPORT_RUNS
+        fingerprint what is there, so it continues where the lost worker stopped. So is a
+        lost splitting job (intake/split_run.py keeps its place; the call cache answers what
+        it asked). Not forever: a job that kills its worker every time fails after
+        MAX_IMPORT_RUNS."""
+        again = self.is_conversation_import or self.kind == JobKind.SPLIT
+        return again and self.params.get("runs", 0) < MAX_IMPORT_RUNS
 
     def claim_run(self) -> bool:
         """Take this job for a run, counting runs in params["runs"]: a conditional UPDATE on
@@ -1697,13 +1700,19 @@ class Sample(models.Model):
 
 
 class SplitProposal(models.Model):
-    """Where a conversation may change topic: before `turn_index` (2..n_turns). Proposed by
-    an LLM job or a lead; applying it splits the conversation (annotation/intake)."""
+    """Where a conversation may change topic: before `turn_index` (2..n_turns); or, of kind
+    DROP, a turn off the topics (1..n_turns) that belongs to no part. Proposed by an LLM job
+    or a lead; applying them splits the conversation (annotation/intake/splitting.py). The
+    applied DROP rows are the record of which turns a split left out."""
 
     class Status(models.TextChoices):
         OPEN = "open"
         APPLIED = "applied"
         DISMISSED = "dismissed"
+
+    class Kind(models.TextChoices):
+        SPLIT = "split", "split before this turn"
+        DROP = "drop", "drop this turn (off-topic)"
 
     conversation = models.ForeignKey(
         Conversation, on_delete=models.CASCADE, related_name="split_proposals"
@@ -1713,13 +1722,41 @@ class SplitProposal(models.Model):
     source = models.CharField(max_length=10, default="llm")  # "llm" or "lead"
     job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    kind = models.CharField(
+        max_length=10, choices=Kind.choices, default=Kind.SPLIT, db_default=Kind.SPLIT
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["conversation_id", "turn_index"]
 
     def __str__(self) -> str:
-        return f"{self.conversation_id} before turn {self.turn_index} ({self.status})"
+        where = "drop turn" if self.kind == self.Kind.DROP else "before turn"
+        return f"{self.conversation_id} {where} {self.turn_index} ({self.status})"
+
+
+class ModelCall(models.Model):
+    """One answer of a model endpoint, kept so that the same request never costs twice
+    (annotation/judges/client.py): `digest` is the SHA-256 of the canonical request (endpoint,
+    model, messages, temperature, seed, answer schema, ...). Only answers that passed the
+    schema are kept. Not a study's: the same request from two studies is one call."""
+
+    digest = models.CharField(max_length=64, unique=True)
+    model = models.CharField(max_length=200)
+    host = models.CharField(max_length=255, blank=True)
+    # how the answer's form was asked for: json_schema, json_object (the endpoint refused
+    # the schema) or text (it refused both)
+    mode = models.CharField(max_length=20)
+    response = models.TextField()
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.model} call {self.digest[:12]}"
 
 
 # --- open card sort (issue 11; annotation/opensort/ holds the work on them) ------------------

@@ -127,10 +127,14 @@ def reap_lost_jobs_on_startup(**kwargs) -> None:
 
 
 def reap_lost_jobs(older_than: float | None = None) -> int:
-    """Job.objects.reap_lost, with a lost conversation import queued again to resume."""
-    from .models import Job
+    """Job.objects.reap_lost, with a lost conversation import or splitting job queued
+    again to resume."""
+    from .models import Job, JobKind
 
-    return Job.objects.reap_lost(older_than, resume=lambda job: run_import.delay(job.pk))
+    def resume(job) -> None:
+        (run_split_proposals if job.kind == JobKind.SPLIT else run_import).delay(job.pk)
+
+    return Job.objects.reap_lost(older_than, resume=resume)
 
 
 def _load_job(job_id: int, what: str):
@@ -444,39 +448,20 @@ def run_export(self, job_id: int) -> None:
 
 @shared_task(bind=True)
 def run_split_proposals(self, job_id: int) -> None:
-    """params: conversations [ids] -> open SplitProposal rows from the configured LLM, and
-    job.result = intake.llm.propose_splits(...): counts, and one line per conversation whose
-    answer could not be used. Fails when the feature is off, or when no conversation asked
-    got a usable answer (the lines say why). Running a lost job again asks again: each
-    conversation's open LLM proposals are replaced, never doubled."""
-    from .intake.llm import LLMConfig, off_reason, propose_splits
+    """A splitting job (intake/split_run.py: params and result): asks the model about the
+    chosen conversations or the study's, applies the open proposals if asked. Claimed like
+    an import, so a lost job queued again (Job.resumable) resumes where it stopped."""
+    from .intake.split_run import execute
 
-    job = _load_job(job_id, "split proposals")
-    if job is None:
+    job = _load_job(job_id, "splitting")
+    if job is None or not job.claim_run():
         return
-    ids = job.params.get("conversations", [])
-    job.start(total=len(ids))
-    config = LLMConfig.from_settings()
-    if config is None:
-        job.fail(off_reason())
-        return
+    job.start(total=job.total)
     throttled = _Throttled(job)
     try:
         with _heartbeat(job, self.request):
-            result = propose_splits(
-                job.study,
-                ids,
-                config,
-                job=job,
-                progress=lambda done, total: throttled(done, total, "conversations"),
-            )
+            execute(job, throttled)
     except Exception as exc:
-        logger.exception("split proposals job %s failed", job.pk)
+        logger.exception("splitting job %s failed", job.pk)
         error = f"{type(exc).__name__}: {exc}"
         _record_failure(lambda: job.fail(error))
-        return
-    if result["asked"] and not result["answered"]:
-        first = result["errors"][0] if result["errors"] else ""
-        job.fail(f"No conversation got a usable answer from the LLM. First: {first}", result)
-    else:
-        job.finish(result)

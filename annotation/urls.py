@@ -75,6 +75,9 @@ lead_pages = [
         name="lead_unsplit",
     ),
     path("split-proposals/ask/", split.ask_llm, name="lead_split_ask"),
+    path("splitting/", split.splitting, name="lead_splitting"),
+    path("splitting/start/", split.start_splitting, name="lead_splitting_start"),
+    path("splitting/apply/", split.apply_all, name="lead_splitting_apply"),
     path(
         "split-proposals/<int:proposal_id>/dismiss/",
         split.dismiss_proposal,

@@ -276,12 +276,16 @@ JOB_LOST_SECONDS = env_int("JOB_LOST_SECONDS", 120)
 CARDSORT_MESSAGE_DISPLAY_LIMIT = env_int("CARDSORT_MESSAGE_DISPLAY_LIMIT", 200_000)
 CARDSORT_CONTEXT_TURNS = env_int("CARDSORT_CONTEXT_TURNS", 20)
 
-# LLM split proposals (annotation/intake/llm.py): any OpenAI-compatible chat completions
-# endpoint. Off unless both the base URL and the model are set; the key is optional.
+# The model client (annotation/judges/client.py: split proposals, judges): any
+# OpenAI-compatible chat completions endpoint. Off unless both the base URL and the model
+# are set; the key is optional. RETRIES: times a request answered 429/5xx is asked again;
+# RPM: requests per minute to the endpoint, shared by every process (0: no limit).
 CARDSORT_LLM_BASE_URL = os.environ.get("CARDSORT_LLM_BASE_URL", "").strip()
 CARDSORT_LLM_MODEL = os.environ.get("CARDSORT_LLM_MODEL", "").strip()
 CARDSORT_LLM_API_KEY = os.environ.get("CARDSORT_LLM_API_KEY", "").strip()
 CARDSORT_LLM_TIMEOUT = env_int("CARDSORT_LLM_TIMEOUT", 60)
+CARDSORT_LLM_RETRIES = env_int("CARDSORT_LLM_RETRIES", 4)
+CARDSORT_LLM_RPM = env_int("CARDSORT_LLM_RPM", 0)
 
 LOGGING = {
     "version": 1,

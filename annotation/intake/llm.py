@@ -1,48 +1,55 @@
-"""LLM split proposals (issue 10, point 3): ask any OpenAI-compatible chat completions
-endpoint where a conversation changes topic, and keep its answer as SplitProposal rows for
-the lead to apply or dismiss (splitting.py does the split).
+"""LLM split proposals (issue 10, point 3; issue 20, point 3): ask a model where a
+conversation changes topic and which of its turns belong to no topic of it, and keep the
+answer as open SplitProposal rows for the lead to apply or dismiss (splitting.py splits;
+split_run.py is the job that asks a whole study). The asking is the model client's
+(annotation/judges/client.py: retries, rate, JSON schema, the call cache); it is configured
+by CARDSORT_LLM_* (base URL and model required, key optional). Without them the feature is
+off, and the pages say so.
 
-Configuration (config/settings.py, from the environment): CARDSORT_LLM_BASE_URL (e.g.
-https://api.openai.com/v1 or http://127.0.0.1:11434/v1; "/chat/completions" is added),
-CARDSORT_LLM_MODEL, CARDSORT_LLM_API_KEY (sent as a Bearer token; optional, a local server
-may need none), CARDSORT_LLM_TIMEOUT (seconds a request may take, default 60). Without a
-base URL and a model the feature is off, and the pages say so.
+What is sent, per conversation: the system prompt (SYSTEM_PROMPT, the zero-shot default, or
+the lead's own); then each worked example as a user message (its turns, as below) and an
+assistant message (its answer, as JSON); then the conversation's turns, numbered, each user
+message cut to USER_CHARS characters and each reply to REPLY_CHARS; when the turns would
+still exceed PROMPT_CHARS in all, both bounds shrink alike (to no less than MIN_USER_CHARS
+/ MIN_REPLY_CHARS), so a long conversation costs a bounded request. A cut text ends with
+"[... N characters cut]". Tool calls and the conversation's system prompt are not sent.
 
-What is sent, per conversation: the instructions (SYSTEM_PROMPT) and its turns, numbered,
-each user message cut to USER_CHARS characters and each reply to REPLY_CHARS; when the
-turns would still exceed PROMPT_CHARS in all, both bounds shrink alike (to no less than
-MIN_USER_CHARS / MIN_REPLY_CHARS), so a long conversation costs a bounded request. A cut
-text ends with "[... N characters cut]". Tool calls and the system prompt are not sent.
+What is expected back (ANSWER_SCHEMA, asked as a JSON schema):
+    {"splits": [{"before_turn": k, "reason": "..."}], "drop_turns": [j, ...]}
+k a turn from 2 to the last (a new topic starts there), j a turn from 1 to the last that
+belongs to no topic (dropped: in no part). An answer that does not follow the schema, an
+HTTP error or a timeout is reported for that conversation; a point or a dropped turn out of
+range is reported and the rest of the answer still counts.
 
-What is expected back: JSON, {"splits": [{"before_turn": k, "reason": "..."}]}, k a turn
-from 2 to the last. A bare list of such objects is accepted, and so is JSON in a Markdown
-code fence. An answer that is not JSON, a point that is not such a turn, an HTTP error or
-a timeout is reported for that conversation, and the job goes on with the next one.
-
-HTTP: urllib from the standard library, with the timeout; nothing else is installed."""
+Worked examples (`split_conversations --examples FILE`, the split page's file): UTF-8 JSONL,
+one example a line (blank lines are skipped), at most MAX_EXAMPLES of them and
+MAX_EXAMPLES_BYTES in all:
+    {"turns": [{"user": "...", "assistant": "..."}, ...],
+     "splits": [{"before_turn": 3, "reason": "..."}],
+     "drop_turns": [2]}
+`turns` at least one; `splits` a list (empty: one topic), its before_turn from 2 to the
+number of turns, reason optional; `drop_turns` optional, each from 1 to the number of
+turns. Every line that breaks a rule is reported as `file:line: field: why`, and nothing is
+asked until the file is right."""
 
 from __future__ import annotations
 
-import http.client
 import json
-import re
-import urllib.error
-import urllib.request
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from django.conf import settings
-
-from ..models import Conversation, Job, SetAside, SplitProposal, Study
+from ..judges.client import digest_of, missing_settings
+from ..models import Conversation, Job, SetAside, SplitProposal
 
 USER_CHARS = 1500
 REPLY_CHARS = 700
 PROMPT_CHARS = 60_000
 MIN_USER_CHARS = 200
 MIN_REPLY_CHARS = 100
-# an answer larger than this is not a list of split points
-MAX_ANSWER_BYTES = 1_000_000
-ERRORS_SHOWN = 200
+MAX_EXAMPLES = 100
+MAX_EXAMPLES_BYTES = 2_000_000
+MAX_PROMPT_CHARS = 50_000
+MAX_ANSWER_TOKENS = 4096
 
 SYSTEM_PROMPT = (
     "You split conversations between a user and an AI coding assistant into single-topic "
@@ -51,53 +58,38 @@ SYSTEM_PROMPT = (
     "problem or question), not where they refine, debug, extend or follow up on the "
     "current one. Answer with JSON only, in this form: "
     '{"splits": [{"before_turn": <the number of the turn where a new topic starts, '
-    'from 2 to the last turn>, "reason": "<one short sentence>"}]}. '
-    'Answer {"splits": []} when the whole conversation is about one topic.'
+    'from 2 to the last turn>, "reason": "<one short sentence>"}], "drop_turns": '
+    "[<the number of a turn that belongs to none of the conversation's topics, such as "
+    'an unrelated question interleaved in another task>]}. Answer {"splits": [], '
+    '"drop_turns": []} when the whole conversation is about one topic.'
 )
 
-SETTINGS = ("CARDSORT_LLM_BASE_URL", "CARDSORT_LLM_MODEL")
+ANSWER_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "splits": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "before_turn": {"type": "integer"},
+                    "reason": {"type": "string"},
+                },
+                "required": ["before_turn", "reason"],
+                "additionalProperties": False,
+            },
+        },
+        "drop_turns": {"type": "array", "items": {"type": "integer"}},
+    },
+    "required": ["splits", "drop_turns"],
+    "additionalProperties": False,
+}
+SCHEMA_NAME = "split_points"
 
 
-class LLMError(Exception):
-    """The endpoint could not be asked, or gave no usable answer (the message says which)."""
-
-
-class BadAnswer(LLMError):
-    """The model's answer is not the JSON asked for."""
-
-
-@dataclass(frozen=True)
-class LLMConfig:
-    base_url: str
-    model: str
-    api_key: str = ""
-    timeout: float = 60
-
-    @property
-    def url(self) -> str:
-        return self.base_url.rstrip("/") + "/chat/completions"
-
-    @classmethod
-    def from_settings(cls) -> LLMConfig | None:
-        """The configured endpoint, or None when the feature is off."""
-        if missing_settings():
-            return None
-        return cls(
-            base_url=settings.CARDSORT_LLM_BASE_URL,
-            model=settings.CARDSORT_LLM_MODEL,
-            api_key=settings.CARDSORT_LLM_API_KEY,
-            timeout=settings.CARDSORT_LLM_TIMEOUT,
-        )
-
-
-def missing_settings() -> list[str]:
-    """The environment variables the feature still needs ([] when it is on)."""
-    return [name for name in SETTINGS if not getattr(settings, name, "")]
-
-
-def off_reason() -> str:
+def off_reason(model: str = "") -> str:
     """What the pages say while the feature is off ("" when it is on)."""
-    missing = missing_settings()
+    missing = missing_settings(model)
     if not missing:
         return ""
     return (
@@ -111,10 +103,13 @@ def off_reason() -> str:
 # -- the request ------------------------------------------------------------------------------
 
 
-def _cut(text: str, limit: int) -> str:
-    if len(text) <= limit:
+def _cut(text: str, limit: int, length: int | None = None) -> str:
+    """`text` cut to `limit` characters; `length`: the full text's, when `text` is
+    already a prefix of it."""
+    length = len(text) if length is None else length
+    if length <= limit:
         return text
-    return f"{text[:limit]}[... {len(text) - limit} characters cut]"
+    return f"{text[:limit]}[... {length - limit} characters cut]"
 
 
 def bounds(n_turns: int) -> tuple[int, int]:
@@ -128,116 +123,218 @@ def bounds(n_turns: int) -> tuple[int, int]:
     return user, reply
 
 
-def messages_for(conversation: Conversation) -> list[dict]:
-    """The chat messages that ask for `conversation`'s split points."""
-    turns = list(
-        conversation.turns.order_by("index").values_list("index", "user_text", "reply_text")
-    )
+@dataclass(frozen=True)
+class TurnText:
+    """A turn as it is sent: its texts, possibly only their first characters, with their
+    full lengths."""
+
+    index: int
+    user: str
+    reply: str
+    user_length: int | None = None
+    reply_length: int | None = None
+
+
+def turns_text(turns: list[TurnText]) -> str:
+    """The user message that shows the model a conversation's turns."""
     user_chars, reply_chars = bounds(len(turns))
     lines = [f"The conversation has {len(turns)} turns.", ""]
-    for index, user_text, reply_text in turns:
+    for t in turns:
         lines += [
-            f"### Turn {index}",
-            f"User: {_cut(user_text, user_chars)}",
-            f"Assistant: {_cut(reply_text, reply_chars)}",
+            f"### Turn {t.index}",
+            f"User: {_cut(t.user, user_chars, t.user_length)}",
+            f"Assistant: {_cut(t.reply, reply_chars, t.reply_length)}",
             "",
         ]
-    return [
-        {"role": "system", "content": SYSTEM_PROMPT},
-        {"role": "user", "content": "\n".join(lines)},
+    return "\n".join(lines)
+
+
+def messages_for(
+    conversation: Conversation | list[TurnText],
+    prompt: str = SYSTEM_PROMPT,
+    examples: Iterable[dict] = (),
+) -> list[dict]:
+    """The chat messages that ask for a conversation's split points: the system prompt,
+    the worked examples as user/assistant pairs, the conversation."""
+    if isinstance(conversation, Conversation):
+        rows = conversation.turns.order_by("index").values_list("index", "user_text", "reply_text")
+        turns = [TurnText(*row) for row in rows]
+    else:
+        turns = conversation
+    messages = [{"role": "system", "content": prompt}]
+    for example in examples:
+        shown = [TurnText(i, t["user"], t["assistant"]) for i, t in enumerate(example["turns"], 1)]
+        answer = {"splits": example["splits"], "drop_turns": example["drop_turns"]}
+        messages += [
+            {"role": "user", "content": turns_text(shown)},
+            {"role": "assistant", "content": json.dumps(answer, ensure_ascii=False)},
+        ]
+    messages.append({"role": "user", "content": turns_text(turns)})
+    return messages
+
+
+# -- worked examples ----------------------------------------------------------------------------
+
+
+class ExamplesError(ValueError):
+    """A worked examples file that cannot be used; `lines` says where and why, one
+    `file:line: field: why` each."""
+
+    def __init__(self, lines: list[str]):
+        self.lines = lines
+        more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
+        super().__init__(lines[0] + more)
+
+
+def _is_turn_number(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _example(data) -> tuple[dict | None, list[tuple[str, str]]]:
+    """A line's example, normalised, or the (field, why) of each rule it breaks."""
+    if not isinstance(data, dict):
+        return None, [("(line)", "an example is a JSON object with turns, splits, drop_turns")]
+    errors = [
+        (key, "unknown field (an example has turns, splits and drop_turns)")
+        for key in data
+        if key not in ("turns", "splits", "drop_turns")
     ]
+    turns = data.get("turns")
+    if not isinstance(turns, list) or not turns:
+        errors.append(("turns", "missing, or not a list of at least one turn"))
+        turns = []
+    for i, turn in enumerate(turns):
+        if not isinstance(turn, dict):
+            errors.append((f"turns[{i}]", 'not an object {"user": ..., "assistant": ...}'))
+            continue
+        for key in ("user", "assistant"):
+            if not isinstance(turn.get(key), str):
+                errors.append((f"turns[{i}].{key}", "missing, or not a string"))
+        errors += [
+            (f"turns[{i}].{key}", "unknown field (a turn has user and assistant)")
+            for key in turn
+            if key not in ("user", "assistant")
+        ]
+    n = len(turns)
+    splits = data.get("splits")
+    if not isinstance(splits, list):
+        errors.append(("splits", "missing, or not a list (an empty one: a single topic)"))
+        splits = []
+    out_splits = []
+    for i, item in enumerate(splits):
+        where = f"splits[{i}]"
+        point = item.get("before_turn") if isinstance(item, dict) else None
+        reason = item.get("reason", "") if isinstance(item, dict) else ""
+        if not isinstance(item, dict):
+            errors.append((where, 'not an object {"before_turn": k, "reason": "..."}'))
+        elif not _is_turn_number(point):
+            errors.append((f"{where}.before_turn", f"{point!r} is not a turn number"))
+        elif n and not 2 <= point <= n:
+            errors.append((f"{where}.before_turn", f"{point} is not a turn from 2 to {n}"))
+        elif not isinstance(reason, str):
+            errors.append((f"{where}.reason", "not a string"))
+        else:
+            out_splits.append({"before_turn": point, "reason": reason})
+    drops = data.get("drop_turns", [])
+    if not isinstance(drops, list):
+        errors.append(("drop_turns", "not a list of turn numbers"))
+        drops = []
+    for i, turn in enumerate(drops):
+        if not _is_turn_number(turn):
+            errors.append((f"drop_turns[{i}]", f"{turn!r} is not a turn number"))
+        elif n and not 1 <= turn <= n:
+            errors.append((f"drop_turns[{i}]", f"{turn} is not a turn from 1 to {n}"))
+    if errors:
+        return None, errors
+    example = {
+        "turns": [{"user": t["user"], "assistant": t["assistant"]} for t in turns],
+        "splits": out_splits,
+        "drop_turns": list(drops),
+    }
+    return example, []
 
 
-def complete(config: LLMConfig, messages: list[dict]) -> str:
-    """The model's answer (the first choice's message content) to `messages`; LLMError
-    naming what went wrong. The API key never appears in a message."""
-    body = json.dumps({"model": config.model, "messages": messages, "temperature": 0}).encode()
-    headers = {"Content-Type": "application/json", "Accept": "application/json"}
-    if config.api_key:
-        headers["Authorization"] = f"Bearer {config.api_key}"
-    request = urllib.request.Request(config.url, data=body, headers=headers, method="POST")
+def read_examples(data: bytes, name: str) -> list[dict]:
+    """The worked examples of a JSONL file's bytes (`name`: the file as the errors name
+    it); ExamplesError with every line that breaks a rule (see the module's docstring)."""
+    if len(data) > MAX_EXAMPLES_BYTES:
+        raise ExamplesError(
+            [f"{name}: {len(data)} bytes: a worked examples file has at most {MAX_EXAMPLES_BYTES}"]
+        )
     try:
-        with urllib.request.urlopen(request, timeout=config.timeout) as response:
-            raw = response.read(MAX_ANSWER_BYTES + 1)
-    except urllib.error.HTTPError as exc:
-        detail = exc.read(500).decode("utf-8", "replace").strip()
-        raise LLMError(
-            f"{config.url} answered HTTP {exc.code} {exc.reason}"
-            + (f": {detail}" if detail else "")
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ExamplesError(
+            [f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})"]
         ) from None
-    except TimeoutError:
-        raise LLMError(f"{config.url} gave no answer within {config.timeout:g} s") from None
-    except urllib.error.URLError as exc:
-        if isinstance(exc.reason, TimeoutError):
-            raise LLMError(f"{config.url} gave no answer within {config.timeout:g} s") from None
-        raise LLMError(f"cannot reach {config.url}: {exc.reason}") from None
-    except (OSError, ValueError, http.client.HTTPException) as exc:  # reset, bad URL, cut off
-        raise LLMError(f"cannot ask {config.url}: {exc}") from None
-    if len(raw) > MAX_ANSWER_BYTES:
-        raise LLMError(f"{config.url} answered more than {MAX_ANSWER_BYTES} bytes")
-    try:
-        envelope = json.loads(raw)
-        content = envelope["choices"][0]["message"]["content"]
-    except (ValueError, KeyError, IndexError, TypeError):
-        raise LLMError(
-            f"{config.url} did not answer as a chat completions endpoint does "
-            f"(choices[0].message.content): {_snippet(raw.decode('utf-8', 'replace'))}"
-        ) from None
-    if not isinstance(content, str):
-        raise LLMError(f"{config.url} answered no text (message content {content!r})")
-    return content
+    examples, errors = [], []
+    # lines end at "\n" only: a JSON string may hold U+2028 and the like, which splitlines() cuts
+    for n, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            parsed = json.loads(line)
+        except ValueError as exc:
+            errors.append(f"{name}:{n}: (line): not JSON ({exc})")
+            continue
+        example, problems = _example(parsed)
+        errors += [f"{name}:{n}: {where}: {why}" for where, why in problems]
+        if example is not None:
+            examples.append(example)
+    if not errors and len(examples) > MAX_EXAMPLES:
+        errors.append(f"{name}: {len(examples)} examples: at most {MAX_EXAMPLES} are sent")
+    if not errors and not examples:
+        errors.append(f"{name}: no example in the file")
+    if errors:
+        raise ExamplesError(errors)
+    return examples
 
 
-def _snippet(text: str, limit: int = 200) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + "..."
+def examples_digest(examples: list[dict]) -> str:
+    """The digest of a set of worked examples ("" for none), as the job and methods say it."""
+    return digest_of(examples) if examples else ""
 
 
 # -- the answer -------------------------------------------------------------------------------
 
-_FENCE = re.compile(r"^\s*```[a-zA-Z]*\s*\n(.*?)\n\s*```\s*$", re.DOTALL)
-
 
 @dataclass
 class Points:
-    """The valid split points of an answer (turn index -> reason) and what was wrong with
-    the rest, one line each."""
+    """The usable split points (turn index -> reason) and dropped turns of an answer, and
+    what was wrong with the rest, one line each."""
 
     points: dict[int, str] = field(default_factory=dict)
+    drops: list[int] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
 
-def parse_points(content: str, n_turns: int) -> Points:
-    """The split points of the model's answer for a conversation of `n_turns` turns.
-    BadAnswer when it is not the JSON asked for at all; a point that is not a turn from 2
-    to `n_turns` (or has no number) is a problem line, and the other points still count."""
-    text = content.strip()
-    fenced = _FENCE.match(text)
-    if fenced:
-        text = fenced.group(1)
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise BadAnswer(f"the answer is not JSON ({exc}): {_snippet(content)}") from None
-    items = data.get("splits") if isinstance(data, dict) else data
-    if not isinstance(items, list):
-        raise BadAnswer(f'the answer has no "splits" list of split points: {_snippet(content)}')
+def parse_answer(data: dict, n_turns: int) -> Points:
+    """The split points and dropped turns of an answer that follows ANSWER_SCHEMA, for a
+    conversation of `n_turns` turns: one out of range is a problem line, the rest count."""
     found = Points()
-    for i, item in enumerate(items, 1):
-        turn = item.get("before_turn") if isinstance(item, dict) else item
-        reason = item.get("reason", "") if isinstance(item, dict) else ""
-        if isinstance(turn, bool) or not isinstance(turn, int):
-            found.problems.append(f"split {i}: before_turn {turn!r} is not a turn number")
-        elif not 2 <= turn <= n_turns:
+    for i, item in enumerate(data["splits"], 1):
+        turn = int(item["before_turn"])
+        if not 2 <= turn <= n_turns:
             found.problems.append(
                 f"split {i}: before_turn {turn} is not a turn from 2 to {n_turns}"
             )
         else:
-            found.points.setdefault(turn, str(reason or "").strip())
+            found.points.setdefault(turn, item["reason"].strip())
+    drops = set()
+    for i, raw in enumerate(data["drop_turns"], 1):
+        turn = int(raw)
+        if not 1 <= turn <= n_turns:
+            found.problems.append(f"drop {i}: turn {turn} is not a turn from 1 to {n_turns}")
+        else:
+            drops.add(turn)
+    if drops and len(drops) == n_turns:
+        found.problems.append("drop_turns names every turn: not dropped")
+        drops = set()
+    found.drops = sorted(drops)
     return found
 
 
-# -- the job ----------------------------------------------------------------------------------
+# -- storing ------------------------------------------------------------------------------------
 
 
 def not_proposable(conversation: Conversation) -> str:
@@ -253,67 +350,24 @@ def not_proposable(conversation: Conversation) -> str:
     return ""
 
 
-def store(conversation: Conversation, found: Points, job: Job | None) -> int:
-    """Replace the conversation's open LLM proposals with `found`'s points (a point the
-    lead dismissed before is not proposed again); returns the number stored."""
+def store(conversation: Conversation, found: Points, job: Job | None) -> tuple[int, int]:
+    """Replace the conversation's open LLM proposals with `found`'s points and dropped
+    turns (one the lead dismissed before is not proposed again); returns how many points
+    and dropped turns were stored."""
+    Kind, Status = SplitProposal.Kind, SplitProposal.Status
     proposals = SplitProposal.objects.filter(conversation=conversation)
-    dismissed = set(
-        proposals.filter(status=SplitProposal.Status.DISMISSED).values_list("turn_index", flat=True)
-    )
-    proposals.filter(source="llm", status=SplitProposal.Status.OPEN).delete()
+    dismissed = set(proposals.filter(status=Status.DISMISSED).values_list("kind", "turn_index"))
+    proposals.filter(source="llm", status=Status.OPEN).delete()
     rows = [
-        SplitProposal(conversation=conversation, turn_index=k, reason=reason, source="llm", job=job)
+        SplitProposal(conversation=conversation, turn_index=k, reason=reason, job=job)
         for k, reason in sorted(found.points.items())
-        if k not in dismissed
+        if (Kind.SPLIT, k) not in dismissed
+    ]
+    n_points = len(rows)
+    rows += [
+        SplitProposal(conversation=conversation, turn_index=k, kind=Kind.DROP, job=job)
+        for k in found.drops
+        if (Kind.DROP, k) not in dismissed
     ]
     SplitProposal.objects.bulk_create(rows)
-    return len(rows)
-
-
-def propose_splits(
-    study: Study,
-    conversation_ids: Iterable[int],
-    config: LLMConfig,
-    job: Job | None = None,
-    progress: Callable[[int, int], None] | None = None,
-) -> dict:
-    """Ask for the split points of each conversation and store them (open proposals).
-    Returns the job's result: counts, and one line per conversation that was skipped or
-    whose answer could not be used (never raised: one bad answer stops nothing)."""
-    ids = list(dict.fromkeys(int(i) for i in conversation_ids))
-    found = {c.pk: c for c in Conversation.objects.filter(study=study, pk__in=ids)}
-    result = {"conversations": len(ids), "asked": 0, "answered": 0, "proposals": 0}
-    errors: list[str] = []
-    skipped: list[str] = []
-    for done, pk in enumerate(ids, 1):
-        conversation = found.get(pk)
-        if conversation is None:
-            errors.append(f"conversation {pk}: not in this study")
-        elif why := not_proposable(conversation):
-            skipped.append(f"{conversation.external_id}: {why}")
-        else:
-            result["asked"] += 1
-            name = conversation.external_id
-            try:
-                answer = complete(config, messages_for(conversation))
-                points = parse_points(answer, conversation.n_turns)
-            except LLMError as exc:
-                errors.append(f"{name}: {exc}")
-            else:
-                result["answered"] += 1
-                result["proposals"] += store(conversation, points, job)
-                errors += [f"{name}: {problem}" for problem in points.problems]
-        if progress is not None:
-            progress(done, len(ids))
-    result.update(
-        errors=errors[:ERRORS_SHOWN],
-        errors_not_shown=max(0, len(errors) - ERRORS_SHOWN),
-        skipped=skipped[:ERRORS_SHOWN],
-        summary=(
-            f"{result['proposals']} split point{'s' if result['proposals'] != 1 else ''} "
-            f"proposed for {result['answered']} of {result['asked']} conversation"
-            f"{'s' if result['asked'] != 1 else ''} asked; {len(skipped)} skipped, "
-            f"{len(errors)} problem{'s' if len(errors) != 1 else ''}"
-        ),
-    )
-    return result
+    return n_points, len(rows) - n_points

@@ -16,10 +16,11 @@ from django.views.decorators.http import require_GET
 from ..access import JobResults, lead_page
 from ..browse import BrowseFilter, Choices, conversation_cards, page_rows
 from ..intake.llm import off_reason
-from ..intake.splitting import why_not_split
+from ..intake.splitting import original_turns, why_not_split
 from ..messages import text_view
 from ..models import Conversation, JobKind, SetAside, SplitProposal, Study
 from .jobs import RECENT_JOBS
+from .split import turns_said
 
 PAGE_SIZE = 50
 
@@ -58,31 +59,33 @@ def conversation(request: HttpRequest, study: Study, conversation_id: int) -> Ht
     return render(request, "annotation/lead/conversation.html", ctx)
 
 
-def turns_said(first: int, n: int) -> str:
-    """The original's turns a part holds, in words: "turn 4" or "turns 4-6"."""
-    return f"turn {first}" if n == 1 else f"turns {first}-{first + n - 1}"
-
-
 def split_context(study: Study, conversation: Conversation, user) -> dict:
     """The page's splitting: why it cannot be split (if so), its parts or its original, its
-    split proposals, whether the LLM is configured, and the LLM jobs that asked about it
-    (as `user` may see them: access.JobResults)."""
+    split proposals (points and dropped turns), whether the LLM is configured, and the LLM
+    jobs that asked about it (as `user` may see them: access.JobResults)."""
     parts = []
     if conversation.set_aside == SetAside.SPLIT:
         parts = list(conversation.split_parts.order_by("split_first_turn"))
     for part in [*parts, conversation] if conversation.split_from_id else parts:
-        part.turns_said = turns_said(part.split_first_turn, part.n_turns)
+        part.turns_said = turns_said(original_turns(part))
     # the latest LLM jobs of the study (their partials poll job_detail, which reaps lost ones)
     latest = study.jobs.filter(kind=JobKind.SPLIT).select_related("created_by")[:RECENT_JOBS]
     jobs = [job for job in latest if conversation.pk in job.params.get("conversations", [])]
     jobs = JobResults(user, study).shown(jobs)
     proposals = list(conversation.split_proposals.all())
+    open_ones = [p for p in proposals if p.status == SplitProposal.Status.OPEN]
     return {
         "split_refusal": why_not_split(conversation),
         "parts": parts,
         "split_proposals": proposals,
         "open_split_points": [
-            p.turn_index for p in proposals if p.status == SplitProposal.Status.OPEN
+            p.turn_index for p in open_ones if p.kind == SplitProposal.Kind.SPLIT
+        ],
+        "open_drops": [p.turn_index for p in open_ones if p.kind == SplitProposal.Kind.DROP],
+        "dropped_turns": [
+            p.turn_index
+            for p in proposals
+            if p.kind == SplitProposal.Kind.DROP and p.status == SplitProposal.Status.APPLIED
         ],
         "llm_off": off_reason(),
         "split_jobs": jobs,

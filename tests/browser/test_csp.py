@@ -134,6 +134,7 @@ def test_the_leads_pages_meet_the_policy(browser, live_server, closed_sort):
         "lead_card_times",
         "lead_flags",
         "lead_split_check",
+        "lead_splitting",
         "lead_sample",
         "proposals",
         "taxonomy",

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 from django.db import transaction
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from annotation.intake.splitting import SplitRefused, part_ranges, split, unsplit
+from annotation.intake.splitting import SplitRefused, original_turns, part_ranges, split, unsplit
 from annotation.models import Conversation, SetAside, SplitProposal, Turn
 from tests.factories import label, make_conversation, make_group, make_study
 
@@ -241,6 +241,94 @@ def test_the_parts_concatenated_are_the_original(db, data, n_turns):
             part_ranges(n_turns, points)
         )
         assert sum(p.n_turns for p in parts) == n_turns
+        unsplit(original)
+        assert Conversation.objects.filter(study=study).count() == 1
+        transaction.set_rollback(True)
+
+
+def test_dropped_turns_belong_to_no_part_and_stay_on_the_original(study, lead):
+    """Issue 20, point 3: an off-topic turn inside a part is left out and the part's turns
+    renumbered; the original keeps every turn; the drops are recorded as applied."""
+    original = make_rich(study, n_turns=7)
+    parts = split(original, [4], by=lead, drop_turns=[2, 6])
+
+    assert [p.external_id for p in parts] == ["c1#1", "c1#2"]
+    assert [p.split_first_turn for p in parts] == [1, 4]
+    assert [p.n_turns for p in parts] == [2, 3]
+    original_texts = [t[0] for t in turns_of(original)]
+    assert [t[0] for t in turns_of(parts[0])] == [original_texts[0], original_texts[2]]
+    assert [t[0] for t in turns_of(parts[1])] == [original_texts[i] for i in (3, 4, 6)]
+    assert list(parts[1].turns.order_by("index").values_list("index", flat=True)) == [1, 2, 3]
+    assert original.turns.count() == 7
+    assert [original_turns(p) for p in parts] == [[1, 3], [4, 5, 7]]
+    rows = SplitProposal.objects.filter(conversation=original).order_by("kind", "turn_index")
+    assert [(p.kind, p.turn_index, p.status, p.source) for p in rows] == [
+        ("drop", 2, "applied", "lead"),
+        ("drop", 6, "applied", "lead"),
+        ("split", 4, "applied", "lead"),
+    ]
+
+
+def test_drops_alone_make_one_part_and_a_fully_dropped_range_makes_none(study):
+    a = make_conversation(study, "a", n_turns=4)
+    (only,) = split(a, [], drop_turns=[1])
+    assert (only.external_id, only.n_turns, only.split_first_turn) == ("a#1", 3, 2)
+    b = make_conversation(study, "b", n_turns=5)
+    parts = split(b, [2, 4], drop_turns=[4, 5])
+    assert [(p.external_id, original_turns(p)) for p in parts] == [("b#1", [1]), ("b#2", [2, 3])]
+
+
+@pytest.mark.parametrize(
+    "points, drops, message",
+    [
+        ([], [], "No split point given"),
+        ([2], [0], "Cannot drop turn 0: the conversation has turns 1 to 4"),
+        ([], [5], "Cannot drop turn 5"),
+        ([], [1, 2, 3, 4], "Cannot drop every turn"),
+        ([], ["x"], "Dropped turn 'x' is not a turn number"),
+    ],
+)
+def test_it_refuses_drops_out_of_range_and_dropping_everything(study, points, drops, message):
+    c = make_conversation(study, "c", n_turns=4)
+    with pytest.raises(SplitRefused, match=message):
+        split(c, points, drop_turns=drops)
+    c.refresh_from_db()
+    assert c.set_aside == SetAside.NO and Conversation.objects.count() == 1
+
+
+def test_undo_reopens_the_llms_drops_and_forgets_the_leads(study):
+    c = make_conversation(study, "c", n_turns=4)
+    SplitProposal.objects.create(conversation=c, turn_index=2, kind="drop")
+    split(c, [3], drop_turns=[2, 4])
+    unsplit(c)
+    rows = SplitProposal.objects.filter(conversation=c).order_by("turn_index")
+    assert [(p.kind, p.turn_index, p.status, p.source) for p in rows] == [
+        ("drop", 2, "open", "llm"),
+    ]
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=st.data(), n_turns=st.integers(1, 10))
+def test_the_parts_are_the_original_without_its_dropped_turns(db, data, n_turns):
+    """For any split points and dropped turns (not all): the parts' turns in order are the
+    original's without the dropped ones, each part keeps a turn, original_turns maps each
+    part's turns back, and undoing gives the original back."""
+    points = data.draw(st.lists(st.integers(2, n_turns), max_size=n_turns)) if n_turns > 1 else []
+    drops = data.draw(st.lists(st.integers(1, n_turns), max_size=n_turns))
+    assume(set(drops) != set(range(1, n_turns + 1)) and (points or drops))
+    with transaction.atomic():
+        study = make_study("prop")
+        original = make_conversation(study, "c", n_turns=n_turns)
+        parts = split(original, points, drop_turns=drops)
+        kept = [t for i, t in enumerate(turns_of(original), 1) if i not in set(drops)]
+        assert [t for p in parts for t in turns_of(p)] == kept
+        assert all(p.n_turns >= 1 for p in parts)
+        mapped = [i for p in parts for i in original_turns(p)]
+        assert mapped == [i for i in range(1, n_turns + 1) if i not in set(drops)]
         unsplit(original)
         assert Conversation.objects.filter(study=study).count() == 1
         transaction.set_rollback(True)

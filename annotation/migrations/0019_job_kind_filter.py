@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0017_set_aside_filtered'),
+        ('annotation', '0018_model_call_split_drops'),
     ]
 
     operations = [
