@@ -402,6 +402,12 @@ class Conversation(models.Model):
         "self", null=True, blank=True, on_delete=models.CASCADE, related_name="split_parts"
     )
     split_first_turn = models.PositiveIntegerField(null=True, blank=True)
+    # The splitting job that last considered it (asked the model about it, or skipped it):
+    # the split check's entries are the conversations a splitting job considered
+    # (intake/splitcheck/entries.py), split or left whole.
+    split_considered_by = models.ForeignKey(
+        "Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     # What the import read (format, id, position, content), so a re-import adds nothing twice.
     fingerprint = models.CharField(max_length=64, blank=True, default="", db_default="")
     # The import job that wrote it, so an interrupted import can be resumed or rolled back.

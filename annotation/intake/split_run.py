@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
+from django.db import transaction
 from django.db.models.functions import Length, Substr
 from django.utils import timezone
 
@@ -241,7 +242,10 @@ def ask_all(job: Job, params: SplitParams, client: ModelClient, progress: Progre
             progress(done, result["conversations"], "conversations asked")
         result["cursor"] = batch[-1].pk
         job.result = result
-        job.save(update_fields=["result"])
+        with transaction.atomic():  # where the job is, and what it considered
+            job.save(update_fields=["result"])
+            ids = [c.pk for c in batch]
+            Conversation.objects.filter(pk__in=ids).update(split_considered_by=job)
     if params.conversations is not None:
         found = set(_selection(job.study, params).values_list("pk", flat=True))
         for pk in params.conversations:

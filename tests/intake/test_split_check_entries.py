@@ -5,7 +5,7 @@ entry's turns marked, and the agreement job reports the entry accuracy with Wils
 and kappa on correct / incorrect beside the full one.
 
 The source study has a known truth and goes through the real splitter: a split job asks a
-stub model (llm.complete replaced), the lead applies every open proposal (splitting.split).
+stub model (the fake endpoint of tests/model_stub.py), the lead applies every open proposal (splitting.split).
 Topics: a, b and c change topic once and are split right there; w changes topic but the model
 leaves it whole (wrong: should have been split); x is one topic the model splits (wrong: its
 first part ends too early, its second starts too late); s is one topic left whole; `one` has
@@ -30,7 +30,7 @@ from statsmodels.stats.proportion import proportion_confint
 from annotation.agreement import data as agreement_data
 from annotation.agreement.splitcheck import entry_accuracy
 from annotation.agreement.stats import wilson_interval
-from annotation.intake import llm, splitcheck
+from annotation.intake import splitcheck
 from annotation.intake.sampling import sample_size
 from annotation.intake.splitcheck import SplitCheckError, create_split_check
 from annotation.intake.splitcheck import entries as entry_check
@@ -91,18 +91,19 @@ TRUTH = {
 
 
 @pytest.fixture
-def stub_model(settings, monkeypatch):
-    """The configured model answers each conversation's split points from PLAN."""
-    settings.CARDSORT_LLM_BASE_URL = "http://127.0.0.1:9/v1"
-    settings.CARDSORT_LLM_MODEL = "stub"
+def stub_model(fake_model):
+    """The configured model (tests/model_stub.py's fake endpoint) answers each
+    conversation's split points from PLAN."""
 
-    def complete(config, messages):
-        prompt = messages[-1]["content"]
+    def answer(body: dict) -> str:
+        prompt = body["messages"][-1]["content"]
         name = prompt.split("[conversation ", 1)[1].split("]", 1)[0]
         points = PLAN[name][2]
-        return json.dumps({"splits": [{"before_turn": k, "reason": "new topic"} for k in points]})
+        splits = [{"before_turn": k, "reason": "new topic"} for k in points]
+        return json.dumps({"splits": splits, "drop_turns": []})
 
-    monkeypatch.setattr(llm, "complete", complete)
+    fake_model.answer = answer
+    return fake_model
 
 
 def make_source(slug: str = "src", order: list[str] | None = None, lead=None) -> Study:
@@ -157,6 +158,24 @@ def test_the_population_is_every_entry_the_splitting_left(stub_model):
     x2 = next(e for e in found.entries if e.external_id == "x#2")
     assert (x2.whole, x2.part, x2.n_parts, x2.first_turn, x2.last_turn) == (False, 2, 2, 3, 4)
     assert x2.original_external_id == "x" and x2.original_n_turns == 4
+
+
+def test_a_study_wide_splitting_run_makes_every_conversation_it_read_an_entry(stub_model):
+    """split_conversations over the whole study names no conversation in its job: each one
+    it read, left whole or not, is still an entry (it marks them, split_considered_by)."""
+    from django.core.management import call_command
+
+    study = make_study("wide")
+    for name in ("w", "s", "a"):
+        n_turns, topics, _ = PLAN[name]
+        conversation = make_conversation(study, name, n_turns=n_turns)
+        for turn in Turn.objects.filter(conversation=conversation):
+            Turn.objects.filter(pk=turn.pk).update(user_text=f"[conversation {name}] {turn.index}")
+    call_command("split_conversations", "wide", "--apply", stdout=io.StringIO())
+    found = entry_check.population(study)
+    assert found.n_whole == 2  # w (wrongly) and s, left whole, are entries: they can be drawn
+    assert sorted(e.external_id for e in found.entries if e.whole) == ["s", "w"]
+    assert found.n_split == 1 and found.n_parts == PLAN["a"][2].__len__() + 1
 
 
 def test_a_conversation_nobody_offered_to_the_splitter_is_no_entry(stub_model):

@@ -111,8 +111,11 @@ def _s(n: int) -> str:
 
 
 def offered_by_jobs(study: Study) -> set[int]:
-    """The conversations named by the study's split jobs that have started."""
-    ids: set[int] = set()
+    """The conversations the study's split jobs considered: named by a job that has started,
+    or marked by the splitting job that read them (split_run.ask_all: every conversation of
+    a study-wide run, which names none)."""
+    considered = Conversation.objects.filter(study=study, split_considered_by__isnull=False)
+    ids: set[int] = set(considered.values_list("pk", flat=True))
     jobs = Job.objects.filter(study=study, kind=JobKind.SPLIT).exclude(status=JobStatus.QUEUED)
     for params in jobs.values_list("params", flat=True).iterator():
         named = params.get("conversations") if isinstance(params, dict) else None
