@@ -578,3 +578,21 @@ def test_the_leads_page_counts_the_entries_and_makes_an_entry_check_by_default(c
     study = Study.objects.get(slug="check")
     assert drawn(study) == drawn(create_split_check(source, "same", n=4, seed=2))
     assert study.role_of(lead) == Role.LEAD
+
+
+def test_an_entry_with_a_dropped_turn_spans_the_original_without_it(stub_model):
+    """A part the splitting made leaving out an off-topic turn (issue 20, point 3): the entry
+    ends where its last turn is in the original, and the card marks the dropped turn as
+    nobody's."""
+    study = make_study("drops")
+    original = make_conversation(study, "d", n_turns=5)
+    split(original, [4], drop_turns=[2])  # parts: turns 1, 3 | 4-5; turn 2 left out
+    found = entry_check.population(study)
+    first = next(e for e in found.entries if e.part == 1)
+    assert (first.first_turn, first.n_turns, first.last_turn) == (1, 2, 3)
+    shown = entry_check.card_context({**first.as_metadata(study), "study": study.slug})
+    marks = {
+        t.index: (t.in_entry, t.part is not None) for t in shown["split_check"]["original_turns"]
+    }
+    assert marks[2] == (False, False) and marks[1] == marks[3] == (True, True)
+    assert [t.original_index for t in shown["split_check"]["entry_turns"]] == [1, 3]

@@ -50,6 +50,8 @@ class Entry:
     original_n_turns: int
     # the original's stable identity, for the order: (source file, line, fingerprint)
     provenance: tuple[str, int, str]
+    # the original's turns the splitting left out of every part (none for a whole entry)
+    dropped: frozenset[int] = frozenset()
 
     @property
     def whole(self) -> bool:
@@ -57,7 +59,8 @@ class Entry:
 
     @property
     def last_turn(self) -> int:
-        return self.first_turn + self.n_turns - 1
+        """The original's index of the entry's last turn (dropped turns skipped)."""
+        return _last_turn(self.first_turn, self.n_turns, self.dropped)
 
     def sort_key(self) -> tuple:
         return (
@@ -153,6 +156,13 @@ def population(study: Study) -> Population:
         else:
             parts.setdefault(row["split_from_id"], []).append(row)
     by_jobs = offered_by_jobs(study)
+    drops: dict[int, set[int]] = {}
+    for original_id, index in SplitProposal.objects.filter(
+        conversation__study=study,
+        kind=SplitProposal.Kind.DROP,
+        status=SplitProposal.Status.APPLIED,
+    ).values_list("conversation_id", "turn_index"):
+        drops.setdefault(original_id, set()).add(index)
     found = Population()
     for pk, original in originals.items():
         provenance = (
@@ -173,7 +183,7 @@ def population(study: Study) -> Population:
                 found.n_parts += len(its_parts)
             found.entries += [
                 Entry(p["id"], p["external_id"], p["n_turns"], p["split_first_turn"], k,
-                      len(its_parts), **of_original)
+                      len(its_parts), **of_original, dropped=frozenset(drops.get(pk, ())))
                 for k, p in enumerate(its_parts, 1)
             ]  # fmt: skip
         elif original["proposed"] or pk in by_jobs:
@@ -247,6 +257,16 @@ def methods_text(source: Study, drawn: Size, found: Population, seed: int) -> st
 # -- the card ---------------------------------------------------------------------------------
 
 
+def _last_turn(first: int, n_turns: int, dropped: set[int]) -> int:
+    """The original's index of a part's last turn: its n turns from `first`, dropped ones
+    skipped."""
+    k, seen = first - 1, 0
+    while seen < n_turns:
+        k += 1
+        seen += k not in dropped
+    return k
+
+
 def card_context(check: dict) -> dict:
     """What the card shows of an entry (`check`, its metadata): {"split_check": {...}} with
     the original's turns, each knowing whether it is the entry's and which part it is in,
@@ -265,9 +285,17 @@ def card_context(check: dict) -> dict:
         (c for pk, c in found.items() if pk != original_id),
         key=lambda c: (c.split_first_turn, c.pk),
     )
+    dropped = set(
+        SplitProposal.objects.filter(
+            conversation_id=original_id,
+            kind=SplitProposal.Kind.DROP,
+            status=SplitProposal.Status.APPLIED,
+        ).values_list("turn_index", flat=True)
+    )  # turns the splitting left out of every part (splitting.original_turns)
     ranges = [
         {"index": k, "external_id": c.external_id, "first_turn": c.split_first_turn,
-         "last_turn": c.split_first_turn + c.n_turns - 1, "this": c.pk == entry_id}
+         "last_turn": _last_turn(c.split_first_turn, c.n_turns, dropped),
+         "this": c.pk == entry_id}
         for k, c in enumerate(parts, 1)
     ]  # fmt: skip
     wanted = [original_id] if check["whole"] else [original_id, entry_id]
@@ -276,16 +304,20 @@ def card_context(check: dict) -> dict:
         "conversation_id", "index"
     ):
         turns.setdefault(turn.conversation_id, []).append(turn)
-    first, last = check["first_turn"], check["last_turn"]
+    first, this = check["first_turn"], next((r for r in ranges if r["this"]), None)
+    last = this["last_turn"] if this else check["last_turn"]
     for turn in turns.get(original_id, []):
-        turn.in_entry = first <= turn.index <= last
+        kept = turn.index not in dropped
+        turn.in_entry = kept and first <= turn.index <= last
         turn.part = next(
-            (r for r in ranges if r["first_turn"] <= turn.index <= r["last_turn"]), None
+            (r for r in ranges if kept and r["first_turn"] <= turn.index <= r["last_turn"]),
+            None,
         )
     entry = original if check["whole"] else found.get(entry_id)
     entry_turns = [] if check["whole"] else turns.get(entry_id, [])
-    for turn in entry_turns:
-        turn.original_index = first + turn.index - 1
+    kept_indices = [k for k in range(first, last + 1) if k not in dropped]
+    for turn, index in zip(entry_turns, kept_indices, strict=False):
+        turn.original_index = index
     return {
         "split_check": {
             **check,
