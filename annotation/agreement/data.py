@@ -58,6 +58,7 @@ from .extras import extras_from_encoded
 from .rows import RECORD, count_per, rank_ids, read_study, value_per
 from .splitcheck import split_check_measures
 from .stats import Encoded, Reference, encode_axes, report_from_encoded, versus_encoded
+from .teams import team_means
 
 NO_GROUP = "(no group)"
 
@@ -410,6 +411,7 @@ def compute_study_report(
     everyone = data.encoded(voting_only=False)
     voting = data.encoded(voting_only=True) if data.judge.any() else everyone
     axes = {}
+    kinds = dict(Group.objects.filter(study=study).values_list("name", "kind"))
     for axis in data.labels.codes:
         gold = data.gold[axis]
         steps(f"{axis}: agreement statistics")
@@ -422,6 +424,7 @@ def compute_study_report(
             "versus_consensus": versus_encoded(everyone[axis], gold),
             "between_groups": _between_groups(between, n_boot, seed),
         }
+        axes[axis]["teams"] = team_means(report.get("groups", {}), kinds)
         check = split_check_measures(data, axis, report, n_boot, seed)
         if check is not None:
             axes[axis]["split_check"] = check
