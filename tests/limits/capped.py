@@ -1,7 +1,10 @@
 """Run a management command in a child process under a memory cap (issue 24): its address
 space limited with RLIMIT_AS, so a bomb that escapes the importers' limits makes that child
-fail (MemoryError) instead of taking the machine, and its own peak RSS measured (os.wait4
-gives the rusage of that one child, not the largest of every child the test run started).
+fail (MemoryError) instead of taking the machine, and its own peak RSS measured: VmHWM of
+/proc/self/status, written by the child as it exits, the high-water mark of its own memory
+since exec. Not the rusage's ru_maxrss: Linux carries the forked image's RSS across exec
+into it, so a child of a large pytest process (late in the suite) reads as large as its
+parent whatever it did.
 The child uses the test database (a transactional test's committed rows)."""
 
 from __future__ import annotations
@@ -48,8 +51,10 @@ def run_capped(folder: Path, *args: str, timeout: float = 300, **env: str) -> Ru
     (a pipe could fill up and block the child while we wait for it)."""
     out, err = folder / "capped.out", folder / "capped.err"
     with out.open("wb") as stdout, err.open("wb") as stderr:
+        hwm = folder / "capped.hwm"
+        hwm.unlink(missing_ok=True)
         proc = subprocess.Popen(
-            [sys.executable, "manage.py", *args],
+            [sys.executable, "-c", _CHILD, str(hwm), *args],
             cwd=ROOT,
             env={**os.environ, "DATABASE_URL": database_url(), **env},
             stdout=stdout,
@@ -63,12 +68,26 @@ def run_capped(folder: Path, *args: str, timeout: float = 300, **env: str) -> Ru
             proc.wait()
             raise
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return Run(
-        proc.returncode,
-        out.read_text(errors="replace"),
-        err.read_text(errors="replace"),
-        usage.ru_maxrss * 1024,  # KiB on Linux
-    )
+    # the child's own high-water mark; without it (killed before it could write), the rusage
+    peak = int(hwm.read_text()) if hwm.exists() else usage.ru_maxrss * 1024  # KiB on Linux
+    return Run(proc.returncode, out.read_text(errors="replace"), err.read_text(errors="replace"),
+               peak)  # fmt: skip
+
+
+# manage.py run in the child, writing VmHWM (bytes) to argv[1] as the interpreter exits
+_CHILD = """
+import atexit, runpy, sys
+
+def _hwm(path=sys.argv[1]):
+    with open("/proc/self/status") as f:
+        kib = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+    with open(path, "w") as out:
+        out.write(str(kib * 1024))
+
+atexit.register(_hwm)
+sys.argv = ["manage.py", *sys.argv[2:]]
+runpy.run_path("manage.py", run_name="__main__")
+"""
 
 
 def _wait4(proc: subprocess.Popen, timeout: float):

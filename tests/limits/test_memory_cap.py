@@ -117,3 +117,13 @@ def test_decompression_stops_at_the_limit_and_the_other_hostile_files_stay_bound
     assert any("nested deeper than 100 levels" in line for line in said(deep))
     assert any("an element longer than 16,777,216 bytes" in line for line in said(endless))
     assert any("the gzip stream is cut off" in line for line in said(cut))
+
+
+def test_the_peak_is_the_childs_own_however_large_the_test_process(tmp_path):
+    """Late in the suite the pytest process is large; a child forked from it used to read
+    its parent's size as its own peak (ru_maxrss keeps the forked image across exec)."""
+    ballast = b"\x01" * (1200 * 1024 * 1024)  # 1.2 GB, every page touched
+    run = run_capped(tmp_path, "check")
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.peak_rss < PEAK_RSS_LIMIT / 4, run.peak_rss  # Django's check: ~100 MB
+    del ballast
