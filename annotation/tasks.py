@@ -151,7 +151,8 @@ def _load_job(job_id: int, what: str):
 @shared_task(bind=True)
 def run_import(self, job_id: int) -> None:
     """params: format, files [{path, name}] -> job.result = ImportReport.as_dict(), the full
-    list of rejected records in MEDIA_ROOT/imports/<job id>/rejected.txt (result_file).
+    list of rejected records in MEDIA_ROOT/imports/<job id>/rejected.txt (result_file), with
+    the files not read and the warnings apart (write_rejected).
 
     Every conversation written carries this job and stays invisible until the job is done.
     A job left running by a lost worker (a redelivered message) or queued again by
@@ -208,7 +209,7 @@ def run_import(self, job_id: int) -> None:
                 dry_run=dry_run,
                 job=job,
             )
-            rejected = write_rejected(job, report.errors)
+            rejected = write_rejected(job, report.errors, report.listed_apart())
     except Exception as exc:
         logger.exception("import job %s failed", job.pk)
         reason = _failure(exc)
@@ -236,13 +237,16 @@ def run_import(self, job_id: int) -> None:
 REJECTED_FILE = "rejected.txt"
 
 
-def write_rejected(job, errors: list[str]) -> str:
-    """Every rejected record and unreadable file of an import, one `file:line: reason` line
-    each (`file[index] (id=...): reason` in a JSON array), where the job's result keeps only
-    the first ImportReport's MAX_REPORTED. Returns its path relative to MEDIA_ROOT, or ""
-    when nothing was rejected. A spreadsheet opens a .txt as one cell a line: a line that
-    begins like a formula (a file named "=cmd...") is neutralised as a CSV cell is."""
-    if not errors:
+def write_rejected(job, errors: list[str], apart: list[tuple[str, list[str]]] = ()) -> str:
+    """Every rejected record of an import, one `file:line: reason` line each
+    (`file[index] (id=...): reason` in a JSON array): exactly the records its summary counts
+    as rejected, where the job's result keeps only the first ImportReport's MAX_REPORTED.
+    Then each list of `apart` (ImportReport.listed_apart: files not read, warnings) after a
+    blank line and a `# heading` line, so the rejected records are the lines before the
+    first blank one. Returns its path relative to MEDIA_ROOT, or "" when there is nothing
+    to list. A spreadsheet opens a .txt as one cell a line: a line that begins like a
+    formula (a file named "=cmd...") is neutralised as a CSV cell is."""
+    if not errors and not any(lines for _, lines in apart):
         return ""
     relative = Path("imports", str(job.pk), REJECTED_FILE)
     path = Path(settings.MEDIA_ROOT) / relative
@@ -250,6 +254,11 @@ def write_rejected(job, errors: list[str]) -> str:
     with path.open("w", encoding="utf-8") as out:
         for line in errors:
             out.write(neutralise(line.replace("\n", " ")) + "\n")
+        for heading, lines in apart:
+            if lines:
+                out.write(f"\n# {heading}\n")
+                for line in lines:
+                    out.write(neutralise(line.replace("\n", " ")) + "\n")
     return str(relative)
 
 

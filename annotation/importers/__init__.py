@@ -78,14 +78,16 @@ def import_files(
     `display_names` maps a path to the name errors should use (uploads live in temp files).
     `options` go to the formats that take some (ConvCodeBench: `bigcodebench`, a path).
     `keep(conversation)`: a filter; a conversation it refuses is counted as dropped, never
-    written (annotation/intake/coding_filter.py). `dry_run`: read, check and count
-    everything, duplicates included, and write nothing.
+    written (annotation/intake/coding_filter.py). It judges exactly the records the import
+    would otherwise take: not the rejected ones (bad, or a duplicate id), nor those already
+    imported (writer.py). `dry_run`: read, check and count everything, duplicates included,
+    and write nothing: the counts are the real run's (ImportReport says how they add up).
     `job`: the import Job writing, stored on each conversation (invisible until it is done).
     A record whose fingerprint the study already holds is skipped (writer.py)."""
     if fmt != "auto" and fmt not in FORMATS:
         known = ", ".join(["auto", *FORMATS])
         raise ValueError(f"unknown format {fmt!r} (known: {known})")
-    report = ImportReport(dry_run=dry_run)
+    report = ImportReport(dry_run=dry_run, filtered=keep is not None)
     paths = expand_paths(paths, fmt, FORMATS, report, lambda p: display_name(p, display_names))
     sizes = {str(p): _size(p) for p in paths}
     total = sum(sizes.values())
@@ -96,7 +98,7 @@ def import_files(
         if progress is not None:
             progress(min(writer.written, total), total)
 
-    writer = Writer(study, report, on_flush=report_progress, dry_run=dry_run, job=job)
+    writer = Writer(study, report, on_flush=report_progress, dry_run=dry_run, job=job, keep=keep)
     collecting = gc.get_threshold()
     # The cyclic garbage collector: every record's parse allocates thousands of objects, so
     # the default thresholds run a full collection (over every object of the process) every
@@ -108,7 +110,7 @@ def import_files(
     try:
         for path in paths:
             name = display_name(path, display_names)
-            for item in _file_items(path, name, fmt, writer, report, options or {}, keep):
+            for item in _file_items(path, name, fmt, writer, report, options or {}):
                 writer.mark = done_before + item.offset
             done_before += sizes[str(path)]
             writer.mark = done_before
@@ -144,9 +146,7 @@ _CONTAINER_NAMES = {
 }
 
 
-def _file_items(
-    path, name: str, fmt: str, writer: Writer, report: ImportReport, options: dict, keep=None
-):
+def _file_items(path, name: str, fmt: str, writer: Writer, report: ImportReport, options: dict):
     """Import one file, yielding each item read (so the caller can track progress)."""
     try:
         container = detect_container(path)
@@ -187,7 +187,7 @@ def _file_items(
     report.files += 1
     writer.containers[name] = container
     if getattr(module, "WHOLE_FILE", False):
-        _import_whole_file(path, name, module, writer, report, keep)
+        _import_whole_file(path, name, module, writer, report)
         return
     short = Path(name).name
     reader = getattr(module, "read_items", None)
@@ -195,24 +195,20 @@ def _file_items(
     try:
         for item in items:
             yield item
+            report.read += 1
             conversation = _build(item, name, short, container, module, report)
-            if conversation is None:
-                continue
-            if keep is not None and not keep(conversation):
-                report.dropped += 1
-                continue
-            writer.add(conversation)
+            if conversation is not None:
+                writer.add(conversation)
     except GzipError as exc:  # a reader that must decompress the whole file first
         report.file_error(name, f"cannot read the file ({exc}); nothing imported from it")
     finally:
         items.close()
 
 
-def _import_whole_file(
-    path, name: str, module: ModuleType, writer: Writer, report: ImportReport, keep=None
-):
-    """A file that is one conversation (SpecStory, Claude Code, Codex): its bad lines are
-    reported as `file:line: reason`, the rest kept; a file that gives no turn is rejected
+def _import_whole_file(path, name: str, module: ModuleType, writer: Writer, report: ImportReport):
+    """A file that is one conversation (SpecStory, Claude Code, Codex), so one record: its
+    bad lines are left out, each a warning `file:line: reason; the line is left out` (the
+    record is not rejected for them), the rest kept; a file that gives no turn is rejected
     whole, naming the file."""
     try:
         record, line_errors = module.parse_file(path, Path(name).name)
@@ -220,17 +216,16 @@ def _import_whole_file(
         report.file_error(name, f"cannot read the file ({exc.strerror or exc})")
         return
     except RecordError as exc:
+        report.read += 1
         report.reject(name, f"{exc}; nothing imported from it")
         return
+    report.read += 1
     for line, reason in line_errors:
-        report.reject(f"{name}:{line}", reason)
+        report.warn(f"{name}:{line}", f"{reason}; the line is left out")
     conversation = _conversation(record, module, name, name, None, report)
     if conversation is not None:
         # tool output is not in the character count; the file's size bounds it
         conversation.size = max(conversation.size, _size(path))
-        if keep is not None and not keep(conversation):
-            report.dropped += 1
-            return
         writer.add(conversation)
 
 

@@ -294,6 +294,14 @@ def role_message(
 
 @dataclass
 class ImportReport:
+    """What one import did, or a dry run would do. Every record read lands in exactly one of
+    four counts, so `read == conversations + rejected + dropped + already_imported`:
+    imported (or would be), rejected (`errors` holds one `location: reason` line for each),
+    dropped by the filter (`keep`), or already imported (its fingerprint is in the study,
+    or was read earlier in the same import). A file that cannot be read at all is no record:
+    it is listed in `files_not_read`. Warnings are remarks on records read (each counted
+    above): a preamble kept, a turn counter that disagrees, a session's bad line left out."""
+
     conversations: int = 0
     turns: int = 0
     rejected: int = 0
@@ -307,6 +315,10 @@ class ImportReport:
     dry_run: bool = False  # nothing written: the counts say what an import would do
     # records whose fingerprint the study already held (an earlier import of the same file)
     already_imported: int = 0
+    read: int = 0  # records read: the sum of the four counts above
+    filtered: bool = False  # a filter judged the records (its "dropped" is then shown, 0 too)
+    # files given that could not be read at all: `file: why`; no record of them is counted
+    files_not_read: list[str] = field(default_factory=list)
 
     def reject(self, location: str, reason: str) -> None:
         self.rejected += 1
@@ -314,7 +326,7 @@ class ImportReport:
 
     def file_error(self, name: str, reason: str) -> None:
         """A whole file could not be read; it counts as no record."""
-        self.errors.append(f"{name}: {reason}")
+        self.files_not_read.append(f"{name}: {reason}")
 
     def skip(self, name: str, reason: str) -> None:
         self.skipped.append(f"{name}: {reason}")
@@ -325,6 +337,23 @@ class ImportReport:
         else:
             self.warnings_dropped += 1
 
+    def listed_apart(self) -> list[tuple[str, list[str]]]:
+        """What the import lists besides its rejected records, each list under its heading
+        (the job's download, tasks.write_rejected): the files not read and the warnings."""
+        sections = []
+        if self.files_not_read:
+            n = len(self.files_not_read)
+            heading = f"Files not read ({n}): no record of them is counted above"
+            sections.append((heading, self.files_not_read))
+        if self.warnings:
+            n = len(self.warnings) + self.warnings_dropped
+            more = (
+                [f"... and {self.warnings_dropped} more, not kept"] if self.warnings_dropped else []
+            )
+            heading = f"Warnings ({n}): remarks on records read, each counted above"
+            sections.append((heading, self.warnings + more))
+        return sections
+
     def summary_line(self) -> str:
         text = (
             f"{'Would import' if self.dry_run else 'Imported'} {self.conversations} "
@@ -333,25 +362,32 @@ class ImportReport:
         )
         if self.skipped:
             text += f"; skipped {len(self.skipped)} file(s) of no known format"
-        if self.dropped:
+        if self.filtered or self.dropped:
             text += f"; dropped {self.dropped} by the filter"
         if self.already_imported:
             text += f"; already imported: {self.already_imported}"
+        text += f"; {self.read} records read"
+        if self.files_not_read:
+            text += f"; {len(self.files_not_read)} file(s) could not be read"
         if self.warnings:
             text += f"; {len(self.warnings) + self.warnings_dropped} warnings"
         return text + "."
 
     def as_dict(self) -> dict:
         return {
+            "read": self.read,
             "conversations": self.conversations,
             "turns": self.turns,
             "rejected": self.rejected,
             "already_imported": self.already_imported,
             "files": self.files,
             "dropped": self.dropped,
+            "filtered": self.filtered,
             "dry_run": self.dry_run,
             "errors": self.errors[:MAX_REPORTED],
             "errors_not_shown": max(0, len(self.errors) - MAX_REPORTED),
+            "files_not_read": self.files_not_read[:MAX_REPORTED],
+            "files_not_read_not_shown": max(0, len(self.files_not_read) - MAX_REPORTED),
             "warnings": self.warnings[:MAX_REPORTED],
             "warnings_not_shown": max(0, len(self.warnings) - MAX_REPORTED) + self.warnings_dropped,
             "skipped": self.skipped[:MAX_REPORTED],

@@ -11,7 +11,9 @@ Re-importing adds nothing twice: every conversation carries a fingerprint of wha
 fingerprint the study already holds, with one indexed query per batch (the (study,
 fingerprint) index), so nothing grows in memory with the file. They are counted as
 "already imported", except those the same job wrote on an earlier run (a resumed job after
-its worker was lost), which count as its own imports.
+its worker was lost), which count as its own imports. Then the duplicate ids, then the
+filter (`keep`): memory.py says why in this order, and what the import remembers beside
+the database (a dry run: what it would have written).
 
 Every conversation also carries the job that wrote it (`import_job`): until that job is done
 it is invisible (ConversationQuerySet.visible), and a failed job's rows are deleted by it.
@@ -45,6 +47,7 @@ from annotation.models import Conversation, Study, Turn
 from annotation.sql import copy_data, copy_text, next_ids
 
 from .base import BuiltConversation, ImportReport
+from .memory import ImportMemory
 
 BATCH_SIZE = 1000
 # A batch is also cut at this many characters of content, so a file of very long
@@ -77,13 +80,13 @@ class Writer:
         on_flush: Callable[[], None] | None = None,
         dry_run: bool = False,
         job=None,
+        keep: Callable[[BuiltConversation], bool] | None = None,
     ) -> None:
         self.study = study
         self.job = job
-        # a dry run writes nothing, so the ids of its earlier batches are kept here instead
-        # of in the database, for the duplicate check to give the same answer
+        self.keep = keep
         self.dry_run = dry_run
-        self.seen: dict[str, str] = {}
+        self.memory = ImportMemory(job, dry_run)  # what the database does not hold
         self.report = report
         self.batch_size = batch_size or BATCH_SIZE
         if use_copy is None:
@@ -129,8 +132,10 @@ class Writer:
         if CHECK_FINGERPRINTS:
             batch = self._skip_imported(batch)
         batch = self._drop_duplicates(batch)
+        batch = self.memory.screen(batch, self.keep, self.report)
         if batch and self.dry_run:
             self._count(batch)
+            self.memory.written(batch)
         elif batch and self.threaded:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(1, thread_name_prefix="import-writer")
@@ -199,20 +204,26 @@ class Writer:
         for conversation in batch:
             conversation.fingerprint = conversation.compute_fingerprint()
         found = {
-            fingerprint: (job_id, n_turns)
-            for fingerprint, job_id, n_turns in imported(self.study, {c.fingerprint for c in batch})
+            fingerprint: (job_id, n_turns, pk)
+            for fingerprint, job_id, n_turns, pk in imported(
+                self.study, {c.fingerprint for c in batch}
+            )
         }
-        job_id = self.job.pk if self.job is not None else None
         kept = []
         for conversation in batch:
             earlier = found.get(conversation.fingerprint)
+            if earlier is None and self.memory.would_have_written(conversation.fingerprint):
+                earlier = (None, 0, None)
             if earlier is None:
-                found[conversation.fingerprint] = (job_id, len(conversation.turns))
+                found[conversation.fingerprint] = (None, len(conversation.turns), None)
                 kept.append(conversation)
-            elif job_id is not None and earlier[0] == job_id:
-                # written by this job before its worker was lost: resumed, not new
+            elif self.memory.earlier_run(earlier[0], earlier[2]):
+                # written by this job before its worker was lost: resumed, not new (the
+                # filter judges it again, so that its report counts what the job imported)
                 self.report.conversations += 1
                 self.report.turns += earlier[1]
+                if self.keep is not None:
+                    self.keep(conversation)
             else:
                 self.report.already_imported += 1
         return kept
@@ -233,8 +244,8 @@ class Writer:
 
     def _drop_duplicates(self, batch: list[BuiltConversation]) -> list[BuiltConversation]:
         """Keep the first record of an id the format documents as unique; reject the later
-        ones naming both places. Earlier batches and earlier imports are already in the
-        database, so the check needs no id set in memory that grows with the file."""
+        ones naming both places. Earlier batches and earlier imports are in the database;
+        the ids it does not hold (the filter dropped them; a dry run's) are in memory.py."""
         checked = [c for c in batch if c.check_duplicate]
         if not checked:
             return batch
@@ -242,12 +253,10 @@ class Writer:
         ids = {c.external_id for c in checked}
         for external_id, source_file, source_line in earlier_ids(self.study, ids):
             first.setdefault(external_id, self._location(source_file, source_line, external_id))
-        if self.dry_run:  # after the database's: those came first
-            for external_id in ids & self.seen.keys():
-                first.setdefault(external_id, self.seen[external_id])
+        again = self.memory.first_read(checked, first)  # after the database's: those came first
         kept = []
         for conversation in batch:
-            if conversation.check_duplicate:
+            if conversation.check_duplicate and conversation.fingerprint not in again:
                 earlier = first.get(conversation.external_id)
                 if earlier is not None:
                     self.report.reject(
@@ -256,8 +265,7 @@ class Writer:
                     )
                     continue
                 first[conversation.external_id] = conversation.location
-                if self.dry_run:
-                    self.seen[conversation.external_id] = conversation.location
+                self.memory.claim(conversation)
             kept.append(conversation)
         return kept
 
@@ -397,9 +405,9 @@ class Writer:
 
 
 def imported(study: Study, fingerprints: set[str]):
-    """The study's conversations with these fingerprints: (fingerprint, job, turns)."""
+    """The study's conversations with these fingerprints: (fingerprint, job, turns, id)."""
     return Conversation.objects.filter(study=study, fingerprint__in=fingerprints).values_list(
-        "fingerprint", "import_job_id", "n_turns"
+        "fingerprint", "import_job_id", "n_turns", "pk"
     )
 
 

@@ -111,8 +111,9 @@ def test_a_session_log_refuses_a_long_line_and_keeps_the_session(study, files, l
     lines_.insert(2, {"type": "summary", "summary": "z" * 5000})
     path = files.jsonl("session.jsonl", *lines_)
     report = import_files(study, [path])
-    assert report.errors == [f"{path}:3: {LONG}"]
-    assert report.conversations == 1
+    # the line is left out of the session, which is imported: a warning, no rejected record
+    assert report.warnings == [f"{path}:3: {LONG}; the line is left out"]
+    assert (report.conversations, report.rejected) == (1, 0)
 
 
 @pytest.mark.parametrize("packed", [False, True], ids=["plain", "gzip"])
@@ -222,7 +223,7 @@ def test_a_gzip_parquet_is_decompressed_to_disk_only_up_to_the_limit(
     monkeypatch.setattr(containers.os, "unlink", measured)
     report = import_files(study, [path])
     assert report.conversations == 0
-    assert report.errors == [
+    assert report.files_not_read == [
         f"{path}: cannot read the file ({too_big(LIMIT)}); nothing imported from it"
     ]
     assert copies and max(copies) <= LIMIT + (1 << 20)  # the limit and one copy chunk
@@ -233,7 +234,7 @@ def test_a_gzip_swechat_jsonl_is_refused_naming_the_limit(study, files, small_ca
     path = files.gzip("swe.jsonl.gz", files.jsonl("swe.jsonl", *rows))
     report = import_files(study, [path], fmt="swechat")
     assert report.conversations == 0
-    assert report.errors == [
+    assert report.files_not_read == [
         f"{path}: cannot read the file ({too_big(LIMIT)}); nothing imported from it"
     ]
 
@@ -242,7 +243,7 @@ def test_sniffing_a_bomb_of_blanks_stops_at_the_limit(study, files, small_cap):
     path = files.root / "blank.gz"
     path.write_bytes(gzip.compress(b" " * (3 * LIMIT) + b"{}\n"))
     report = import_files(study, [path])
-    assert report.errors == [f"{path}: cannot read the file ({too_big(LIMIT)})"]
+    assert report.files_not_read == [f"{path}: cannot read the file ({too_big(LIMIT)})"]
 
 
 def test_the_limit_holds_for_what_open_binary_gives(files, small_cap):

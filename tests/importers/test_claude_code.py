@@ -63,14 +63,16 @@ def test_bad_lines_are_reported_and_the_rest_kept(study, files):
     path = files.raw("s.jsonl", "\n".join(lines))
     report = import_files(study, [path])
     assert report.conversations == 1 and report.turns == 2
-    assert report.errors == [
-        f"{path}:5: invalid JSON: Expecting property name enclosed in double quotes at column 2",
-        f"{path}:7: the line is a list, not an object",
-        f"{path}:9: field 'message' is missing or not an object",
+    # the session is one record, imported: its bad lines are left out, each a warning
+    assert report.warnings == [
+        f"{path}:5: invalid JSON: Expecting property name enclosed in double quotes at column 2"
+        "; the line is left out",
+        f"{path}:7: the line is a list, not an object; the line is left out",
+        f"{path}:9: field 'message' is missing or not an object; the line is left out",
         f"{path}:{len(lines)}: invalid JSON: Expecting value at column 62 (the last line looks "
-        "cut off)",
+        "cut off); the line is left out",
     ]
-    assert report.rejected == 4
+    assert (report.read, report.rejected, report.errors) == (1, 0, [])
 
 
 def test_lines_are_ordered_by_time_then_by_append_order(study, files):

@@ -83,10 +83,11 @@ def test_bad_lines_are_reported_and_the_rest_kept(study, files):
     lines.insert(5, json.dumps({"timestamp": "t", "type": "event_msg", "payload": "hi"}))
     path = files.raw("r.jsonl", "\n".join(lines) + "\n")
     report = import_files(study, [path])
-    assert (report.conversations, report.turns) == (1, 2)
-    assert report.errors == [
-        f"{path}:4: invalid JSON: Expecting property name enclosed in double quotes at column 2",
-        f"{path}:6: field 'payload' is missing or not an object",
+    assert (report.conversations, report.turns, report.rejected) == (1, 2, 0)
+    assert report.warnings == [
+        f"{path}:4: invalid JSON: Expecting property name enclosed in double quotes at column 2"
+        "; the line is left out",
+        f"{path}:6: field 'payload' is missing or not an object; the line is left out",
     ]
 
 

@@ -94,7 +94,8 @@ def test_it_counts_empty_records_as_rejected_in_the_command_summary(study, files
     path = files.jsonl("a.jsonl", native("c1", QA), native("c2", []))
     out, err = StringIO(), StringIO()
     call_command("import_conversations", study.slug, str(path), stdout=out, stderr=err)
-    assert "Imported 1 conversations (1 turns) from 1 file(s); rejected 1 records." in (
-        out.getvalue()
+    assert (
+        "Imported 1 conversations (1 turns) from 1 file(s); rejected 1 records; 2 records read."
+        in (out.getvalue())
     )
     assert err.getvalue() == f"{path}:2: {NOTHING_TO_SORT}\n"

@@ -69,9 +69,10 @@ def test_a_truncated_gzip_parquet_or_swechat_file_is_named(study, files):
         path.write_bytes(whole[: len(whole) - 20])
         report = import_files(study, [path])
         assert report.conversations == 0
-        assert len(report.errors) == 1
-        assert report.errors[0].startswith(f"{path}")
-        assert "the gzip stream is cut off" in report.errors[0]
+        # it cannot be read at all: a file not read, no rejected record
+        assert (len(report.files_not_read), report.errors) == (1, [])
+        assert report.files_not_read[0].startswith(f"{path}")
+        assert "the gzip stream is cut off" in report.files_not_read[0]
 
 
 def test_gzip_progress_counts_compressed_bytes(study, files):

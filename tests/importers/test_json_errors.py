@@ -130,7 +130,7 @@ def test_it_names_the_first_error_of_a_file_no_record_of_which_can_be_read(study
     path = files.raw("broken.jsonl", '{"id": 1, oops}\n{"id": 2, oops}\n')
     report = import_files(study, [path])
     assert report.conversations == 0
-    assert report.errors == [
+    assert report.files_not_read == [
         f"{path}: cannot recognise the format (no record could be read; line 1: invalid "
         "JSON: Expecting property name enclosed in double quotes at column 11); nothing imported"
     ]

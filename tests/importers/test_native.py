@@ -120,6 +120,7 @@ def test_it_caps_the_errors_of_the_job_result_and_counts_the_rest(study, files):
     assert result["errors"][0].startswith(f"{path}:2: invalid JSON")
     assert (result["conversations"], result["turns"]) == (1, 1)
     assert report.summary_line() == (
-        "Imported 1 conversations (1 turns) from 1 file(s); rejected 1003 records."
+        "Imported 1 conversations (1 turns) from 1 file(s); rejected 1003 records; "
+        "1004 records read."
     )
     assert json.loads(json.dumps(result)) == result

@@ -85,9 +85,9 @@ def test_it_names_the_file_of_a_corrupt_parquet(study, files):
     path.write_bytes(b"PAR1" + b"\x00" * 50)
     report = import_files(study, [path])
     assert report.conversations == 0
-    assert len(report.errors) == 1
-    assert report.errors[0].startswith(f"{path}: cannot recognise the format (")
-    assert "Parquet" in report.errors[0]
+    assert (len(report.files_not_read), report.errors) == (1, [])
+    assert report.files_not_read[0].startswith(f"{path}: cannot recognise the format (")
+    assert "Parquet" in report.files_not_read[0]
 
 
 def test_a_parquet_timestamp_column_becomes_iso_text(study, files):

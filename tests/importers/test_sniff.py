@@ -78,17 +78,17 @@ def test_it_reports_an_unrecognised_file_once_and_imports_the_others(study, file
     good = files.jsonl("good.jsonl", NATIVE)
     report = import_files(study, [bad, markdown, missing, good])
     assert report.conversations == 1
-    assert len(report.errors) == 3
-    assert report.errors[0].startswith(
+    assert len(report.files_not_read) == 3 and report.errors == []
+    assert report.files_not_read[0].startswith(
         f"{bad}: cannot recognise the format (first record has keys text; looked for "
         "wildchat: conversation_hash + conversation[*].turn_identifier"
     )
     # every format is named with what gives it away
     for name in ("lmsys", "wildbench", "swechat", "convcodebench", "specstory"):
-        assert f"; {name}: " in report.errors[0]
-    assert report.errors[1].startswith(f"{markdown}: cannot import")
-    assert report.errors[2].startswith(f"{missing}: cannot read the file")
-    assert report.rejected == 0
+        assert f"; {name}: " in report.files_not_read[0]
+    assert report.files_not_read[1].startswith(f"{markdown}: cannot import")
+    assert report.files_not_read[2].startswith(f"{missing}: cannot read the file")
+    assert (report.rejected, report.read) == (0, 1)  # no record of the three files
 
 
 def test_an_agent_log_without_a_prompt_is_recognised_and_rejected_naming_the_file(study, files):

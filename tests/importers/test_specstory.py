@@ -116,7 +116,7 @@ def test_a_markdown_file_that_is_not_specstory_is_rejected_whole(study, files):
     path = files.raw("notes.md", "# Notes\n\n_**User**_ said hi\n")
     report = import_files(study, [path])
     assert report.conversations == 0
-    assert report.errors == [
+    assert report.files_not_read == [
         f"{path}: cannot import: the file is a Markdown file that is not a SpecStory export;"
         " nothing imported from it"
     ]

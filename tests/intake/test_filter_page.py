@@ -271,8 +271,8 @@ def test_the_import_pages_dry_run_writes_nothing_and_agrees_with_the_real_run(
     ).content.decode()
     assert "Dry run of an import (coding conversations only)" in body
     assert (
-        "3 conversations, 4 turns would be imported (dry run: nothing written); 0 rejected; 2 dropped"
-        in body
+        "Dry run, nothing written. Would import 3 conversations (4 turns) from 1 file(s); "
+        "rejected 0 records; dropped 2 by the filter; 5 records read." in body
     )
     assert "<code>go (my chats.jsonl:1)</code>" in body
 
@@ -289,7 +289,10 @@ def test_the_import_pages_dry_run_writes_nothing_and_agrees_with_the_real_run(
         reverse("job_detail", args=[study.slug, real.pk]), **HTMX
     ).content.decode()
     assert "Import (coding conversations only)" in body
-    assert "3 conversations, 4 turns imported; 0 rejected; 2 dropped by the coding filter" in body
+    assert (
+        "Imported 3 conversations (4 turns) from 1 file(s); rejected 0 records; dropped 2 by "
+        "the filter; 5 records read." in body
+    )
 
 
 def test_the_file_dry_run_and_the_study_dry_run_agree_on_the_same_conversations(

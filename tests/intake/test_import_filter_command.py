@@ -46,7 +46,7 @@ def test_it_keeps_only_the_coding_conversations_and_says_what_it_dropped(study, 
     assert kept == ["fence", "go", "py"]
     assert Turn.objects.filter(conversation__external_id="go").count() == 2
     assert "Imported 3 conversations (4 turns) from 1 file(s); rejected 2 records; " in out
-    assert "dropped 2 by the filter." in out
+    assert "dropped 2 by the filter; 7 records read." in out
     assert "dropped, case: 1" in out  # let's go
     assert "dropped, no language mentioned: 1" in out  # the poem
     assert "Go: 1 conversations; near misses: case 1" in out
@@ -101,7 +101,10 @@ def test_a_dry_run_sees_the_duplicates_of_its_own_earlier_batches(
 def test_a_dry_run_without_the_filter_counts_everything_and_writes_nothing(study, chats, capsys):
     _run(study, chats, "--dry-run")
     out, _ = capsys.readouterr()
-    assert "Would import 5 conversations (6 turns) from 1 file(s); rejected 2 records." in out
+    assert (
+        "Would import 5 conversations (6 turns) from 1 file(s); rejected 2 records; "
+        "7 records read." in out
+    )
     assert "Coding filter" not in out
     assert not Conversation.objects.exists()
 

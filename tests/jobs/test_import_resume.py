@@ -182,7 +182,10 @@ def test_a_re_import_of_nothing_new_is_done_not_failed(client, study, lead, uplo
     assert Conversation.objects.count() == 7
     client.force_login(lead)
     body = client.get(reverse("job_detail", args=[study.slug, again.pk])).content.decode()
-    assert "0 conversations, 0 turns imported; 0 rejected; already imported: 7" in body
+    assert (
+        "Imported 0 conversations (0 turns) from 1 file(s); rejected 0 records; "
+        "already imported: 7; 7 records read." in body
+    )
 
 
 # -- invisible on the lead's pages -------------------------------------------------------------

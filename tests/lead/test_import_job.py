@@ -98,7 +98,9 @@ def test_it_runs_the_import_and_shows_the_report(
 
     response = _partial(client, study, job)
     body = response.content.decode()
-    assert "2 conversations, 4 turns imported; 1 rejected" in body
+    assert (
+        "Imported 2 conversations (4 turns) from 1 file(s); rejected 1 records; 3 records" in body
+    )
     # the lead's own file name and line, not the stored copy's
     assert "my chats.jsonl:2" in body
     assert "1-my_chats" not in body

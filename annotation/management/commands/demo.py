@@ -109,8 +109,9 @@ def _import_conversations(study: Study) -> None:
     report = import_files(
         study, [CONVERSATIONS], fmt="native", display_names={str(CONVERSATIONS): "demo"}
     )
-    if report.errors or not report.conversations:
-        raise CommandError("demo import failed: " + "; ".join(report.errors or ["no records"]))
+    problems = report.errors + report.files_not_read
+    if problems or not report.conversations:
+        raise CommandError("demo import failed: " + "; ".join(problems or ["no records"]))
 
 
 def _login_table() -> str:

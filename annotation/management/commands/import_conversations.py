@@ -2,10 +2,13 @@
     [--bigcodebench FILE] [--filter coding] [--dry-run]
 
 A PATH is a file or a folder (every file below it of a known format; the others are listed
-as skipped). Prints a summary and one line per rejected record (`file:line: reason`); fails
-(non-zero exit) only when nothing could be imported. A record the study already holds (the
-same fingerprint: an earlier import of the same file) is skipped and counted as "already
-imported", so running the command twice adds nothing twice, and is no failure.
+as skipped). Prints a summary and one line per rejected record (`file:line: reason`), then
+one `file: why` per file it could not read at all and one `warning: ...` per warning;
+fails (non-zero exit) only when nothing could be imported. The summary's counts add up:
+records read = imported + rejected + dropped by the filter + already imported. A record the
+study already holds (the same fingerprint: an earlier import of the same file) is skipped
+and counted as "already imported", so running the command twice adds nothing twice, and is
+no failure.
 `--filter coding` keeps only the conversations the study's coding rules match
 (annotation/intake/coding_filter.py) and prints what it dropped, per language and reason;
 `--dry-run` writes nothing and prints what an import would do, with the filter's examples of
@@ -63,6 +66,8 @@ class Command(StudyCommand):
         dry_run = options["dry_run"]
         report = import_files(study, files, fmt=format, options=extra, keep=keep, dry_run=dry_run)
         for error in report.errors:
+            self.stderr.write(error)
+        for error in report.files_not_read:  # each says it was not read: no record counted
             self.stderr.write(error)
         for skipped in report.skipped:
             self.stderr.write(f"skipped: {skipped}")
