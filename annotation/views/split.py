@@ -190,7 +190,7 @@ def _page(request: HttpRequest, study: Study, form: SplitForm, status: int = 200
         "counts": study_counts(study),
         "llm_off": off_reason(),
         "default_model": settings.CARDSORT_LLM_MODEL,
-        "split_jobs": recent_jobs(study, [JobKind.SPLIT]),
+        "split_jobs": recent_jobs(study, request.user, [JobKind.SPLIT]),
     }
     return render(request, PAGE, ctx, status=status)
 

@@ -40,8 +40,20 @@ def corpus(folder: Path, n: int) -> None:
             f.write(json.dumps({"id": f"c{i}", "messages": messages}) + "\n")
 
 
-def test_the_readme_quick_path_sets_up_the_study_it_describes(tmp_path, monkeypatch):
+EXAMPLE = {
+    "turns": [
+        {"user": "Fix my parser", "assistant": "Here"},
+        {"user": "Now a poem", "assistant": "Ok"},
+    ],
+    "splits": [{"before_turn": 2, "reason": "a new task"}],
+}
+
+
+def test_the_readme_quick_path_sets_up_the_study_it_describes(tmp_path, monkeypatch, fake_model):
     corpus(tmp_path / "wildchat", 900)
+    (tmp_path / "examples.jsonl").write_text(json.dumps(EXAMPLE) + "\n", encoding="utf-8")
+    # the model leaves every conversation whole (tests/model_stub.py's endpoint)
+    fake_model.answer = lambda body: '{"splits": [], "drop_turns": []}'
     monkeypatch.chdir(tmp_path)
     for args in quick_path():
         call_command(*args, stdout=StringIO(), stderr=StringIO())
@@ -76,3 +88,8 @@ def test_the_readme_quick_path_sets_up_the_study_it_describes(tmp_path, monkeypa
     assert counts["experts-a"] == counts["experts-b"] == 40 and counts["students-a"] == 149
     assert sum(counts.values()) == in_set  # disjoint, and every one of the sample
     assert counts["students-b"] == in_set - 229 > 0
+    # the splitting asked about every conversation, as the study ran it, and the split check
+    # drew from its entries
+    asked = fake_model.requests
+    assert len(asked) == 900 and {r["temperature"] for r in asked} == {1.0}
+    assert Conversation.objects.filter(study__slug="smells-split-check").exists()

@@ -1,0 +1,1 @@
+from tests.model_stub import fake_model  # noqa: F401 - the fixture
