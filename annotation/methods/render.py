@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..agreement.render import md_escape
+from ..agreement.render import md_escape as _md_escape
 from ..agreement.render import tex_escape as _tex_escape
 
 NULL_MD = "—"
@@ -26,13 +26,19 @@ _TEX_SIGNS = {
     "—": "---",
     "≥": r"$\geq$",
     "≤": r"$\leq$",
-    "\n": " ",
 }
+# every character that ends a line somewhere (str.splitlines; CommonMark and TeX take \r):
+# a space in a table row or a paragraph, which stay one line each
+_BREAKS = {ord(ch): " " for ch in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
 NUMERIC = ("count", "number", "share", "ci", "share_ci", "param")
 
 
 def tex_escape(text: object) -> str:
-    return "".join(_TEX_SIGNS.get(ch, ch) for ch in _tex_escape(text))
+    return "".join(_TEX_SIGNS.get(ch, ch) for ch in _tex_escape(str(text).translate(_BREAKS)))
+
+
+def md_escape(text: object) -> str:
+    return _md_escape(str(text).translate(_BREAKS))
 
 
 def show(kind: str, value, null: str = NULL_MD, percent: str = "%") -> str:
