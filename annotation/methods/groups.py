@@ -90,8 +90,8 @@ def teams_step(ctx: Context) -> Step:
             said.append(
                 f"The {kind} team, {plural(len(team['annotators']), 'annotator')} "
                 f"({listed(team['annotators'])}) in {plural(len(team['groups']), 'group')}, "
-                f"labelled {plural(team['conversations'], 'conversation')} "
-                f"({plural(team['cards'], 'card')}) in {phases}."
+                f"had {plural(team['conversations'], 'conversation')} "
+                f"({plural(team['cards'], 'card')}) to label in {phases}."
             )
         said.append(
             "A conversation assigned to a group is labelled by each of its annotators, every "

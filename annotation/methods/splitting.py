@@ -50,6 +50,10 @@ def _job(job: Job) -> dict:
         "via": params.get("via", "page"),
         "what": params.get("what", "ask"),
         "min_turns": params.get("min_turns"),
+        # a page's run names the conversations the lead chose; else every one of the set
+        "chosen": len(params["conversations"])
+        if isinstance(params.get("conversations"), list)
+        else None,
         "model": request.get("model") or params.get("model") or None,
         "host": request.get("host"),
         "temperature": request.get("temperature", params.get("temperature")),
@@ -121,9 +125,14 @@ def _asked_text(j: dict) -> str:
     examples = plural(j["examples"] or 0, "worked example")
     if j["examples"]:
         examples += f" ({short(j['examples_digest'])})"
+    which = (
+        f"the conversations of at least {j['min_turns'] or 2} turns"
+        if j["chosen"] is None
+        else f"{plural(j['chosen'], 'conversation')} the lead chose"
+    )
     text = (
-        f"Job {j['job']} asked the model {j['model'] or 'of the settings'}{at} about the "
-        f"conversations of at least {j['min_turns'] or 2} turns (temperature "
+        f"Job {j['job']} asked the model {j['model'] or 'of the settings'}{at} about "
+        f"{which} (temperature "
         f"{j['temperature']}, {seed}, system prompt {short(j['prompt_digest'])}, {examples} as "
         f"few-shot messages; requests from {when(j['first_request'])} to "
         f"{when(j['last_request'])}): of {n(j['asked'])} asked ({n(j['answered'])} answered), "
