@@ -95,7 +95,7 @@ def teams_step(ctx: Context) -> Step:
             )
         said.append(
             "A conversation assigned to a group is labelled by each of its annotators, every "
-            "round of it a card; a conversation shared by groups counts in each."
+            "turn of it a card; a conversation shared by groups counts in each."
         )
         text = " ".join(said)
     return Step("teams", "Phases and teams", text, TEAM_COLUMNS, rows, data)

@@ -122,9 +122,10 @@ def splitting_step(ctx: Context) -> Step:
 def _asked_text(j: dict) -> str:
     seed = "no seed" if j["seed"] is None else f"seed {j['seed']}"
     at = f" at {j['host']}" if j["host"] else ""
-    examples = plural(j["examples"] or 0, "worked example")
+    examples = "no worked examples (zero-shot)"
     if j["examples"]:
-        examples += f" ({short(j['examples_digest'])})"
+        examples = f"{plural(j['examples'], 'worked example')} ({short(j['examples_digest'])}) "
+        examples += "as few-shot messages"
     which = (
         f"the conversations of at least {j['min_turns'] or 2} turns"
         if j["chosen"] is None
@@ -133,8 +134,8 @@ def _asked_text(j: dict) -> str:
     text = (
         f"Job {j['job']} asked the model {j['model'] or 'of the settings'}{at} about "
         f"{which} (temperature "
-        f"{j['temperature']}, {seed}, system prompt {short(j['prompt_digest'])}, {examples} as "
-        f"few-shot messages; requests from {when(j['first_request'])} to "
+        f"{j['temperature']}, {seed}, system prompt {short(j['prompt_digest'])}, {examples}; "
+        f"requests from {when(j['first_request'])} to "
         f"{when(j['last_request'])}): of {n(j['asked'])} asked ({n(j['answered'])} answered), "
         f"it proposed splitting {n(j['proposed'])}, with {plural(j['points'], 'split point')} "
         f"and {plural(j['drops'], 'off-topic turn')} to drop"

@@ -52,6 +52,12 @@ FILE_B = {
     "b5": ([NOVEL, TRIP], [], [], []),
     "b6": ([JOKE, NOVEL], [], [], []),
 }
+EXAMPLES = [
+    {"turns": [{"user": "sort a list in python", "assistant": "use sorted()"},
+               {"user": "now write a SQL join", "assistant": "SELECT ..."}],
+     "splits": [{"before_turn": 2, "reason": "SQL is a new task"}]},
+    {"turns": [{"user": "fix my loop", "assistant": "here"}], "splits": []},
+]  # fmt: skip
 CODING = {cid for cid in {**FILE_A, **FILE_B} if cid[0] != "n" and cid not in ("b5", "b6")}
 
 
@@ -154,7 +160,9 @@ def built(tmp_path, fake_model, settings):  # noqa: F811 - the fixture
     run("import_conversations", "m", a, "--filter", "coding")
     run("import_conversations", "m", b)
     run("filter_study", "m", "--filter", "coding")
-    run("split_conversations", "m", "--temperature", "1.0", "--seed", "5", "--apply")
+    examples = write(tmp_path / "examples.jsonl", EXAMPLES)
+    run("split_conversations", "m", "--temperature", "1.0", "--seed", "5", "--examples", examples,
+        "--apply")  # fmt: skip
     run("filter_study", "m", "--filter", "coding")
     run("create_split_check", "m", "mcheck", "--n", "auto", "--seed", "3")
     run("create_group", "mcheck", "checkers", "--kind", "student")

@@ -14,7 +14,7 @@ from django.core.management import CommandError, call_command
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.proportion import proportion_confint
 
-from annotation.intake.llm import SYSTEM_PROMPT
+from annotation.intake.llm import SYSTEM_PROMPT, examples_digest, read_examples
 from annotation.judges.client import digest_of
 from annotation.models import (
     Annotation,
@@ -30,7 +30,7 @@ from annotation.models import (
     Turn,
 )
 
-from .conftest import CODING, FILE_A, FILE_B
+from .conftest import CODING, EXAMPLES, FILE_A, FILE_B
 
 pytestmark = pytest.mark.django_db
 
@@ -132,6 +132,11 @@ def test_the_splitting_and_the_split_check_equal_the_rows(built, fake_model):
     assert (job["split"], job["parts"]) == (originals_split.count(), parts.count())
     assert (job["model"], job["temperature"], job["seed"]) == ("fake-model", 1.0, 5)
     assert job["prompt_digest"] == digest_of(SYSTEM_PROMPT)
+    assert job["examples"] == len(EXAMPLES)
+    assert job["examples_digest"] == examples_digest(read_examples(
+        open(built["tmp"] / "examples.jsonl", "rb").read(), "examples.jsonl"
+    ))  # fmt: skip
+    assert f"2 worked examples ({job['examples_digest'][:12]}) as few-shot messages" in s["text"]
     left_whole = considered.exclude(set_aside=SetAside.SPLIT).count()
     assert s["data"]["now"] == {
         "entries": parts.count() + left_whole,
