@@ -10,9 +10,10 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 from django.http import Http404
+from django.utils import timezone
 
-from .models import LABEL_IMPORT, Job, JobKind, Study
-from .tasks import run_label_import
+from .models import LABEL_IMPORT, Conversation, Job, JobKind, JobStatus, Study
+from .tasks import run_label_import, write_rejected
 from .uploads import safe_name
 
 NOT_BLIND_FOR_YOU = (
@@ -69,4 +70,48 @@ def start_label_import(study: Study, user, upload, *, create_members: bool, judg
         job.params["files"] = save_uploads(job, [upload])
         job.save(update_fields=["params"])
         transaction.on_commit(lambda: run_label_import.delay(job.pk))
+    return job
+
+
+def record_run(study: Study, kind: str, params: dict, result: dict, *, started_at) -> Job:
+    """A job a management command ran in its own process, kept as a finished job of `kind`
+    like the ones the pages start (params["via"] = "command"): listed on the study's pages,
+    read by the report page and the methods section (annotation/methods)."""
+    return Job.objects.create(
+        study=study,
+        kind=kind,
+        status=JobStatus.DONE,
+        params={**params, "via": "command"},
+        result=result,
+        started_at=started_at,
+        finished_at=timezone.now(),
+    )
+
+
+def record_command_import(
+    study: Study,
+    report,
+    *,
+    files: list,
+    fmt: str,
+    filter_report: dict | None,
+    after_id: int,
+    started_at,
+) -> Job:
+    """`manage.py import_conversations` kept as the finished import job the import page would
+    have made (its files, format, counts, rejected records and the filter's report), owning
+    the conversations it wrote: the study's conversations of no job with an id above
+    `after_id` (the highest id before the import)."""
+    params = {"format": fmt, "files": [{"name": str(f)} for f in files]}
+    result = report.as_dict()
+    if filter_report is not None:
+        params["filter"] = "coding"
+        result["filter"] = filter_report
+    with transaction.atomic():
+        job = record_run(study, JobKind.IMPORT, params, result, started_at=started_at)
+        Conversation.objects.filter(
+            study=study, import_job__isnull=True, split_from__isnull=True, pk__gt=after_id
+        ).update(import_job=job)
+        job.result_file = write_rejected(job, report.errors)
+        job.save(update_fields=["result_file"])
     return job

@@ -274,6 +274,7 @@ PAGES = [
     Page("timeline", "alice", lambda w: f"/s/s1/cards/{w.disputed.pk}/timeline/"),
     Page("proposals queue", "lead", lambda w: "/s/s1/proposals/"),
     Page("report", "lead", lambda w: "/s/s1/report/"),
+    Page("report: methods", "lead", lambda w: "/s/s1/report/methods/"),
     Page("lead: conversations", "lead", lambda w: "/s/s1/lead/conversations/"),
     Page("lead: groups", "lead", lambda w: "/s/s1/lead/groups/"),
     Page("lead: study gold", "lead", lambda w: "/s/s1/lead/gold/"),

@@ -139,6 +139,7 @@ def test_the_leads_pages_meet_the_policy(browser, live_server, closed_sort):
         "proposals",
         "taxonomy",
         "report",
+        "report_methods",
     ):
         lead.visit(reverse(name, args=[slug]))
     lead.visit(reverse("lead_conversation", args=[slug, closed_sort["conversation"].pk]))

@@ -1,16 +1,19 @@
 """python manage.py agreement SLUG [--round 1] [--json] [--seed 0] [--bootstrap 1000]
-[--taxonomy-version N]"""
+[--taxonomy-version N] [--save]"""
 
 from __future__ import annotations
 
 import json
 
 from django.core.management.base import CommandError
+from django.utils import timezone
 
 from annotation.agreement.data import compute_study_report
 from annotation.agreement.render import to_text
 from annotation.agreement.spec import taxonomy_entries
+from annotation.jobs import record_run
 from annotation.management.study_command import StudyCommand
+from annotation.models import JobKind
 
 
 class Command(StudyCommand):
@@ -43,6 +46,12 @@ class Command(StudyCommand):
             default=None,
             help="the taxonomy version number (default: the study's own)",
         )
+        parser.add_argument(
+            "--save",
+            action="store_true",
+            help="keep the result as the study's agreement job, as 'Compute agreement' does "
+            "(the report page and `methods` read the latest one)",
+        )
 
     def handle(
         self, *args, slug: str, round: int, seed: int, bootstrap: int, taxonomy_version, **options
@@ -59,6 +68,7 @@ class Command(StudyCommand):
                 raise CommandError(
                     f"--taxonomy-version: {study.taxonomy_version.taxonomy} has no v{version}"
                 )
+        started_at = timezone.now()
         try:
             result = compute_study_report(
                 study, round=round, n_boot=bootstrap, seed=seed, version=chosen
@@ -69,3 +79,11 @@ class Command(StudyCommand):
             self.stdout.write(json.dumps(result, allow_nan=False, indent=2))
         else:
             self.stdout.write(to_text(result, taxonomy_entries(chosen)[0]))
+        if options["save"]:
+            params = {"round": round, "seed": seed, "n_boot": bootstrap}
+            if version is not None:
+                params["version"] = chosen.pk
+            job = record_run(study, JobKind.AGREEMENT, params, result, started_at=started_at)
+            (self.stderr if options["json"] else self.stdout).write(
+                f"Saved as the study's agreement job {job.pk}."
+            )

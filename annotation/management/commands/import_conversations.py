@@ -19,11 +19,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.core.management.base import CommandError
+from django.db.models import Max
+from django.utils import timezone
 
 from annotation.importers import FORMATS, import_files
 from annotation.intake.coding_filter import RulesError, rules_for
 from annotation.intake.coding_report import CodingFilter, report_lines
+from annotation.jobs import record_command_import
 from annotation.management.study_command import StudyCommand
+from annotation.models import Conversation
 
 FILTERS = ["coding"]
 
@@ -64,6 +68,7 @@ class Command(StudyCommand):
             except RulesError as exc:
                 raise CommandError(f"The study's coding rules cannot be used: {exc}") from None
         dry_run = options["dry_run"]
+        after_id, started_at = Conversation.objects.aggregate(m=Max("pk"))["m"] or 0, timezone.now()
         report = import_files(study, files, fmt=format, options=extra, keep=keep, dry_run=dry_run)
         for error in report.errors:
             self.stderr.write(error)
@@ -85,3 +90,8 @@ class Command(StudyCommand):
         if report.conversations == 0 and report.already_imported == 0:
             raise CommandError(f"Nothing could be imported. {report.summary_line()}")
         self.stdout.write(report.summary_line())
+        # kept as the import page's job would be (the methods section reads it)
+        record_command_import(
+            study, report, files=files, fmt=format, after_id=after_id, started_at=started_at,
+            filter_report=keep.result() if keep is not None else None,
+        )  # fmt: skip

@@ -1,0 +1,133 @@
+"""What several steps of the methods section read: the study's finished jobs, the moment the
+splitting began (which tells the first coding filter from the second), and its groups with
+their people, phase and cards."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from django.db.models import Count, Min
+
+from ..models import (
+    Assignment,
+    Conversation,
+    Group,
+    Job,
+    JobKind,
+    JobStatus,
+    Phase,
+    TagSet,
+    Turn,
+)
+
+
+@dataclass
+class GroupInfo:
+    pk: int
+    name: str
+    kind: str
+    # the phase the group labelled in: the open sort if it is open-sorting or took free tags
+    # (the freeze moves it to the closed sort; its labels came from the open sort)
+    phase: str
+    phase_now: str
+    annotators: list[str]
+    annotator_ids: list[int]
+    moderator: str  # "" : none (the study's leads moderate)
+    judges: list[str]
+    conversations: int
+    cards: int
+
+
+class Context:
+    """The study, and who reads the section (None: the command line, which sees it all)."""
+
+    def __init__(self, study, user=None) -> None:
+        self.study, self.user = study, user
+
+    def jobs(self, kind: str) -> list[Job]:
+        """The study's finished jobs of `kind`, oldest first."""
+        return list(
+            Job.objects.filter(study=self.study, kind=kind, status=JobStatus.DONE).order_by(
+                "created_at", "id"
+            )
+        )
+
+    @cached_property
+    def split_moment(self):
+        """When the splitting began: the first finished splitting job's start, or the first
+        part's creation (a split by hand); None when nothing was split or asked."""
+        moments = []
+        first_job = (
+            Job.objects.filter(study=self.study, kind=JobKind.SPLIT, status=JobStatus.DONE)
+            .order_by("created_at", "id")
+            .values_list("created_at", flat=True)
+            .first()
+        )
+        if first_job is not None:
+            moments.append(first_job)
+        first_part = Conversation.objects.filter(
+            study=self.study, split_from__isnull=False
+        ).aggregate(first=Min("created_at"))["first"]
+        if first_part is not None:
+            moments.append(first_part)
+        return min(moments) if moments else None
+
+    @cached_property
+    def agreement_job(self) -> Job | None:
+        """The latest finished agreement job: the report page's."""
+        return (
+            Job.objects.filter(study=self.study, kind=JobKind.AGREEMENT, status=JobStatus.DONE)
+            .order_by("-finished_at", "-id")
+            .first()
+        )
+
+    @cached_property
+    def groups(self) -> list[GroupInfo]:
+        groups = list(
+            Group.objects.filter(study=self.study)
+            .select_related("moderator", "study")
+            .prefetch_related("annotators", "judges")
+            .order_by("name")
+        )
+        ids = [g.pk for g in groups]
+        conversations = dict(
+            Assignment.objects.filter(group_id__in=ids)
+            .values_list("group_id")
+            .annotate(n=Count("pk"))
+            .order_by()
+        )
+        cards = dict(
+            Turn.objects.filter(conversation__assignments__group_id__in=ids)
+            .values_list("conversation__assignments__group_id")
+            .annotate(n=Count("pk"))
+            .order_by()
+        )
+        tagged = set(
+            TagSet.objects.filter(group_id__in=ids).values_list("group_id", flat=True).distinct()
+        )
+        out = []
+        for g in groups:
+            annotators = sorted(g.annotators.all(), key=lambda u: u.username)
+            phase_now = g.effective_phase
+            open_sort = phase_now == Phase.OPEN_SORT or g.pk in tagged
+            out.append(
+                GroupInfo(
+                    pk=g.pk,
+                    name=g.name,
+                    kind=g.kind,
+                    phase=Phase.OPEN_SORT if open_sort else phase_now,
+                    phase_now=phase_now,
+                    annotators=[u.username for u in annotators],
+                    annotator_ids=[u.pk for u in annotators],
+                    moderator=g.moderator.username if g.moderator else "",
+                    judges=sorted(u.username for u in g.judges.all()),
+                    conversations=conversations.get(g.pk, 0),
+                    cards=cards.get(g.pk, 0),
+                )
+            )
+        return out
+
+    @cached_property
+    def group_by_name(self) -> dict[str, GroupInfo]:
+        return {g.name: g for g in self.groups}
