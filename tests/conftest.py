@@ -6,10 +6,17 @@ from __future__ import annotations
 
 import pytest
 from django.test import Client, RequestFactory
+from hypothesis import settings as hypothesis_settings
 
 from annotation.models import Kind, Role
 
 from .factories import make_study, make_user
+
+
+# Property tests check rules, not speed (benchmarks/ measure speed): no per-example deadline,
+# which a loaded machine (CI beside other work, a database's first query) would trip at random.
+hypothesis_settings.register_profile("cardsort", deadline=None)
+hypothesis_settings.load_profile("cardsort")
 
 
 def pytest_collection_modifyitems(config, items):
