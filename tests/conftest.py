@@ -12,7 +12,6 @@ from annotation.models import Kind, Role
 
 from .factories import make_study, make_user
 
-
 # Property tests check rules, not speed (benchmarks/ measure speed): no per-example deadline,
 # which a loaded machine (CI beside other work, a database's first query) would trip at random.
 hypothesis_settings.register_profile("cardsort", deadline=None)
