@@ -23,6 +23,7 @@ So every conversation has a name that finds it alone: its key, or `<key>~1`."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -35,6 +36,8 @@ FIRST = SEPARATOR + "1"
 MAX_LENGTH = 255 + 15
 # ids looked up a query at a time (well under SQLite's limit of bound parameters)
 CHUNK = 500
+# what ends a key and tells it apart: suffixes of repeated ids and part numbers
+_TAIL = re.compile(r"(?:[~#][0-9]+)+$")
 
 
 def suffixed(external_id: str, n: int) -> str:
@@ -80,12 +83,23 @@ def give_keys(rows, conversations: Sequence) -> None:
         unchecked = clashed
 
 
+def shortened(key: str, limit: int) -> str:
+    """`key` in at most `limit` characters, for a title or a list: cut in the middle, so
+    that what tells it apart (the suffix `~2`, a part's `#1`) stays."""
+    if len(key) <= limit:
+        return key
+    tail = _TAIL.search(key)
+    end = tail.group(0)[-(limit // 2) :] if tail else ""
+    return key[: max(limit - len(end) - 1, 1)] + "…" + end
+
+
 @dataclass(frozen=True)
 class Named:
-    """A conversation a name found: its id and key."""
+    """A conversation a name found: its id, key and external id."""
 
     pk: int
     key: str
+    external_id: str = ""
 
 
 def lookup_names(names: Iterable[str]) -> set[str]:
@@ -110,29 +124,74 @@ def match(names: Iterable[str], rows: Iterable[tuple[int, str, str]]) -> dict[st
         if first is not None and first[1] != first[2]:
             first = None  # `x~1` names the conversation whose key is the plain id x
         if hit is not None and hit[1] != name:  # a key made for a repeated id
-            found[name] = [Named(hit[0], hit[2])]
+            found[name] = [Named(hit[0], hit[2], hit[1])]
         elif first is not None and len(by_id[first[1]]) > 1:  # the first of a repeated id
-            found[name] = [Named(first[0], first[2])]
+            found[name] = [Named(first[0], first[2], first[1])]
         elif name in by_id:
-            found[name] = [Named(pk, key) for pk, _, key in by_id[name]]
+            found[name] = [Named(pk, key, e) for pk, e, key in by_id[name]]
         elif first is not None:
-            found[name] = [Named(first[0], first[2])]
+            found[name] = [Named(first[0], first[2], first[1])]
         else:
             found[name] = []
     return found
 
 
-def find(conversations, names: Iterable[str]) -> dict[str, list[Named]]:
-    """match over a queryset of conversations (one study's, visible or in the set as the
-    caller needs)."""
-    names = list(dict.fromkeys(names))
-    wanted = sorted(lookup_names(names))
-    rows = []
+def match_keys(keys: Iterable[str], rows: Iterable[tuple[int, str, str]]) -> dict[str, Named]:
+    """The conversation of each of `keys` that is one (exactly) among `rows`."""
+    wanted = set(keys)
+    return {key: Named(pk, key, e) for pk, e, key in rows if key in wanted}
+
+
+def one(
+    name,
+    key,
+    by_name: dict[str, list[Named]],
+    by_key: dict[str, Named],
+    unknown: str = "no conversation {!r}",
+) -> Named:
+    """The conversation a record names by `name` (its "conversation": a key or a plain
+    external id) and/or `key` (its "conversation_key": a key exactly), from what match and
+    match_keys found for them; ValueError naming the field and why when it names none
+    (`unknown`, formatted with the name), several, or the two disagree. None is a field
+    the record does not have."""
+    if key is not None:
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"conversation_key: a key (a string), got {key!r}")
+        found = by_key.get(key)
+        if found is None:
+            raise ValueError(f"conversation_key: no conversation with the key {key!r}")
+        if name is not None and name not in (found.key, found.external_id):
+            raise ValueError(
+                f"conversation: {name!r} is not the conversation with the key {key!r} "
+                f"(its external id is {found.external_id!r})"
+            )
+        return found
+    named = by_name.get(name, []) if isinstance(name, str) else []
+    if not named:
+        raise ValueError(f"conversation: {unknown.format(name)}")
+    if len(named) > 1:
+        raise ValueError(f"conversation: {ambiguous(name, named)}")
+    return named[0]
+
+
+def rows_for(conversations, names: Iterable[str], keys: Iterable[str] = ()) -> set[tuple]:
+    """The rows match and match_keys need for `names` and `keys`, from a queryset of
+    conversations (one study's, visible or in the set as the caller needs)."""
+    wanted = sorted(lookup_names(names) | set(keys))
+    rows = set()
     for chunk in _chunks(wanted):
-        rows += conversations.filter(Q(key__in=chunk) | Q(external_id__in=chunk)).values_list(
-            "pk", "external_id", "key"
+        rows.update(
+            conversations.filter(Q(key__in=chunk) | Q(external_id__in=chunk)).values_list(
+                "pk", "external_id", "key"
+            )
         )
-    return match(names, set(rows))
+    return rows
+
+
+def find(conversations, names: Iterable[str]) -> dict[str, list[Named]]:
+    """match over a queryset of conversations (rows_for)."""
+    names = list(dict.fromkeys(names))
+    return match(names, rows_for(conversations, names))
 
 
 def ambiguous(name: str, found: list[Named]) -> str:
@@ -140,8 +199,8 @@ def ambiguous(name: str, found: list[Named]) -> str:
     keys = [f"{n.key}{FIRST} (key {n.key})" if n.key == name else n.key for n in found]
     listed = ", ".join(keys[:-1]) + f" or {keys[-1]}"
     return (
-        f"{len(found)} conversations have the id {name!r} (the dataset repeats it): "
-        f"give one of their keys, {listed}"
+        f"id {name!r} is ambiguous: {len(found)} conversations have it (the dataset repeats "
+        f"it); name one by its key: {listed}"
     )
 
 

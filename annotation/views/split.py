@@ -52,7 +52,7 @@ def split_conversation(request: HttpRequest, study: Study, conversation_id: int)
     except SplitRefused as exc:
         messages.error(request, str(exc))
         return _back(conversation)
-    parts_said = describe_parts(conversation.external_id, ranges)
+    parts_said = describe_parts(conversation.key, ranges)
     if request.POST.get("confirm") != "1":
         proposals = {
             p.turn_index: p
@@ -70,7 +70,7 @@ def split_conversation(request: HttpRequest, study: Study, conversation_id: int)
         }
         return render(request, "annotation/lead/split_confirm.html", ctx)
     said = "; ".join(f"{p['external_id']}: {p['turns']}" for p in parts_said)
-    messages.success(request, f"Split {conversation.external_id} into {len(parts)} parts ({said}).")
+    messages.success(request, f"Split {conversation.key} into {len(parts)} parts ({said}).")
     return _back(conversation)
 
 
@@ -86,7 +86,7 @@ def unsplit_conversation(request: HttpRequest, study: Study, conversation_id: in
     else:
         messages.success(
             request,
-            f"Undid the split of {conversation.external_id}: its {n} parts are deleted and it "
+            f"Undid the split of {conversation.key}: its {n} parts are deleted and it "
             "is back in the study's set.",
         )
     return _back(conversation)
