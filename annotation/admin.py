@@ -41,9 +41,9 @@ class AssignmentInline(admin.TabularInline):
 
 @admin.register(Conversation)
 class ConversationAdmin(admin.ModelAdmin):
-    list_display = ["external_id", "study", "source_format", "n_turns"]
+    list_display = ["key", "external_id", "study", "source_format", "n_turns"]
     list_filter = ["study", "source_format"]
-    search_fields = ["external_id"]
+    search_fields = ["key", "external_id"]
     inlines = [AssignmentInline]
 
 

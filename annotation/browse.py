@@ -232,7 +232,9 @@ class BrowseFilter(forms.Form):
         f = self.cleaned_data
         rows = Conversation.objects.filter(study=study).visible()
         if f.get("q"):
-            rows = rows.filter(Q(external_id__icontains=f["q"]) | Exists(_turns_with(f["q"])))
+            text = f["q"]
+            by_name = Q(external_id__icontains=text) | Q(key__icontains=text)
+            rows = rows.filter(by_name | Exists(_turns_with(text)))
         if f.get("source"):
             rows = rows.filter(source_format=f["source"])
         for facet in FACETS:

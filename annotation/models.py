@@ -16,6 +16,8 @@ from django.utils import timezone
 
 from taxonomy.models import Axis, Category, TaxonomyVersion, Type
 
+from .conversation_keys import MAX_LENGTH as KEY_MAX_LENGTH
+from .conversation_keys import give_keys
 from .evidence import EvidenceSpan
 from .limits import TextLimit
 
@@ -366,6 +368,23 @@ class ConversationQuerySet(models.QuerySet):
     def assigned_to(self, group: Group):
         return self.filter(assignments__group=group)
 
+    def bulk_create(self, objs, *args, **kwargs):
+        """As QuerySet.bulk_create; a conversation without a key gets the next free one of
+        its study first (conversation_keys.give_keys), in the order of `objs`."""
+        objs = list(objs)
+        by_study: dict[int, list] = {}
+        for obj in objs:
+            if not obj.key:
+                by_study.setdefault(obj.study_id, []).append(obj)
+        for study_id, conversations in by_study.items():
+            Conversation.objects.filter(study_id=study_id).give_keys(conversations)
+        return super().bulk_create(objs, *args, **kwargs)
+
+    def give_keys(self, conversations) -> None:
+        """Give each of `conversations` without a key the next free key among these (every
+        conversation of their study), in order: conversation_keys.give_keys."""
+        give_keys(self, conversations)
+
     def sample(self, n: int, seed: int) -> ConversationQuerySet:
         """`n` of these conversations drawn at random; the same seed over the same rows draws
         the same ones, so an assignment can be repeated and reported."""
@@ -379,6 +398,9 @@ class Conversation(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="conversations")
     # The dataset's own id. Not unique in general: WildChat's conversation_hash repeats.
     external_id = models.CharField(max_length=255, db_index=True)
+    # Its public name, unique in the study: the external id, `<id>~2`, `~3`... for the later
+    # ones with the same id (conversation_keys). Given when it is written, never changed.
+    key = models.CharField(max_length=KEY_MAX_LENGTH)
     source_format = models.CharField(max_length=30)
     source_file = models.CharField(max_length=500, blank=True)
     source_line = models.PositiveIntegerField(null=True, blank=True)
@@ -419,9 +441,15 @@ class Conversation(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["study", "fingerprint"], name="conv_study_fingerprint")]
+        constraints = [models.UniqueConstraint(fields=["study", "key"], name="conv_study_key")]
 
     def __str__(self) -> str:
-        return self.external_id
+        return self.key or self.external_id
+
+    def save(self, *args, **kwargs) -> None:
+        if not self.key and self._state.adding:
+            give_keys(Conversation.objects.filter(study_id=self.study_id), [self])
+        super().save(*args, **kwargs)
 
     def group_of(self, user) -> Group | None:
         """The group in which `user` labels this conversation (one at most: Group.check_seat)."""
@@ -540,7 +568,7 @@ class Turn(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.conversation.external_id}#{self.index}"
+        return f"{self.conversation.key}#{self.index}"
 
 
 class AnnotationQuerySet(models.QuerySet):

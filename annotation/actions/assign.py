@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from django.db.models import Count, Sum
 from django.db.models.functions import Coalesce
 
+from .. import conversation_keys
 from ..models import Conversation, Group, SetAside, Study
 
 WHY_SET_ASIDE = dict(SetAside.choices)
@@ -185,41 +186,35 @@ def shared_with_others(ids: list[int], groups: list[Group]) -> int:
 def find_listed(
     study: Study, listed: list[tuple[int, str]]
 ) -> tuple[list[int], list[tuple[int, str]]]:
-    """The conversations of the study named by external id in `listed` ((line, id) pairs):
-    (their ids, the errors as (line, what is wrong) in order of line). An id that names no
-    conversation, only set-aside ones, or several of the set (an external id may repeat,
-    as WildChat's do) is an error; so is an id listed twice."""
+    """The conversations of the study named in `listed` ((line, name) pairs: a key or an
+    external id, conversation_keys.match): (their ids, the errors as (line, what is wrong)
+    in order of line). A name that names no conversation, only set-aside ones, or several
+    of the set (an external id may repeat, as WildChat's do: the error names their keys)
+    is an error; so is a name listed twice."""
     first_line: dict[str, int] = {}
     errors: list[tuple[int, str]] = []
-    for line, external_id in listed:
-        if external_id in first_line:
-            errors.append((line, f"{external_id!r} is on line {first_line[external_id]} too"))
+    for line, name in listed:
+        if name in first_line:
+            errors.append((line, f"{name!r} is on line {first_line[name]} too"))
         else:
-            first_line[external_id] = line
-    found: dict[str, list[tuple[int, str]]] = {}
-    for chunk in _chunks(list(first_line)):
-        rows = (
-            Conversation.objects.filter(study=study, external_id__in=chunk)
-            .visible()
-            .values_list("external_id", "pk", "set_aside")
-        )
-        for external_id, pk, set_aside in rows:
-            found.setdefault(external_id, []).append((pk, set_aside))
+            first_line[name] = line
+    visible = Conversation.objects.filter(study=study).visible()
+    found = conversation_keys.find(visible, first_line)
+    aside: dict[int, str] = {}
+    pks = sorted({n.pk for named in found.values() for n in named})
+    for chunk in _chunks(pks):
+        aside.update(visible.filter(pk__in=chunk).values_list("pk", "set_aside"))
     ids = []
-    for external_id, line in first_line.items():
-        rows = found.get(external_id, [])
-        in_set = [pk for pk, aside in rows if aside == SetAside.NO]
-        if not rows:
-            errors.append((line, f"no conversation {external_id!r} in study {study.slug}"))
+    for name, line in first_line.items():
+        named = found[name]
+        in_set = [n for n in named if aside[n.pk] == SetAside.NO]
+        if not named:
+            errors.append((line, f"no conversation {name!r} in study {study.slug}"))
         elif not in_set:
-            why = WHY_SET_ASIDE.get(rows[0][1], rows[0][1])
-            errors.append(
-                (line, f"conversation {external_id!r} is set aside ({why}), not in the set")
-            )
+            why = WHY_SET_ASIDE.get(aside[named[0].pk], aside[named[0].pk])
+            errors.append((line, f"conversation {name!r} is set aside ({why}), not in the set"))
         elif len(in_set) > 1:
-            errors.append(
-                (line, f"{len(in_set)} conversations of the set have the id {external_id!r}")
-            )
+            errors.append((line, conversation_keys.ambiguous(name, in_set)))
         else:
-            ids.append(in_set[0])
+            ids.append(in_set[0].pk)
     return ids, sorted(errors)

@@ -34,6 +34,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
+from .. import conversation_keys
 from ..jsondepth import MAX_DEPTH, too_deep
 from ..limits import TextLimit
 from .throttling import FailedAuthentications
@@ -99,6 +100,16 @@ def read_query(request: Request, serializer_class: type[serializers.Serializer])
     serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)
     return serializer.validated_data
+
+
+def conversation_named(study, name: str, field: str = "conversation") -> int | None:
+    """The id of the study's conversation a query's `field` names (its key, or an external
+    id no other has: conversation_keys.match), None for none; a 400 naming their keys when
+    the id is several conversations'."""
+    found = conversation_keys.find(study.conversations.visible(), [name])[name]
+    if len(found) > 1:
+        raise ValidationError({field: [conversation_keys.ambiguous(name, found)]})
+    return found[0].pk if found else None
 
 
 def paginate(request: Request, queryset: QuerySet, serializer_class, **context) -> Response:

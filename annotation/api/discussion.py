@@ -44,7 +44,14 @@ from ..models import (
     Role,
 )
 from ..views.discussion import card_comments, group_annotations
-from .common import JSONBodyParser, page_of, paginate, read_query, responses
+from .common import (
+    JSONBodyParser,
+    conversation_named,
+    page_of,
+    paginate,
+    read_query,
+    responses,
+)
 from .outputs import (
     ConsensusInputSerializer,
     ConsensusOutputSerializer,
@@ -172,7 +179,7 @@ def consensus(request: Request, slug: str) -> Response:
     if "group" in query:
         rows = rows.filter(group__name=query["group"])
     if "conversation" in query:
-        rows = rows.filter(turn__conversation__external_id=query["conversation"])
+        rows = rows.filter(turn__conversation_id=conversation_named(study, query["conversation"]))
     rows = (
         rows.exclude(turn_id__in=round1_hidden_from(request.user, study))
         .select_related("turn__conversation", "group", "decided_by")

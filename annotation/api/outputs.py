@@ -10,14 +10,26 @@ from rest_framework import serializers
 from ..exports import EXPORT_FORMATS
 from ..models import CardStatus, JobKind, JobStatus, ProposalStatus
 from .common import ClosedSerializer, PageQuerySerializer, StrictBooleanField, TextField
-from .serializers import TYPE_CODES, MyAnnotationOutputSerializer, codes_of
+from .serializers import (
+    CONVERSATION_FILTER,
+    KEY_HELP,
+    KEY_MAX,
+    TYPE_CODES,
+    MyAnnotationOutputSerializer,
+    codes_of,
+)
 
 # -- query parameters ------------------------------------------------------------------------
 
 
 class ConversationsQuerySerializer(PageQuerySerializer):
     group = TextField(required=False, max_length=100, help_text="Only those assigned to this group")
-    external_id = TextField(required=False, max_length=255, help_text="Only this conversation")
+    external_id = TextField(
+        required=False,
+        max_length=255,
+        help_text="Only those with this external id (several may have it: each has its key)",
+    )
+    key = TextField(required=False, max_length=KEY_MAX, help_text="Only the one with this key")
 
 
 class DisputesQuerySerializer(PageQuerySerializer):
@@ -38,9 +50,7 @@ class DiscussionQuerySerializer(serializers.Serializer):
 
 class ConsensusQuerySerializer(PageQuerySerializer):
     group = TextField(required=False, max_length=100, help_text="Only this group's (its name)")
-    conversation = TextField(
-        required=False, max_length=255, help_text="Only this conversation's (its external id)"
-    )
+    conversation = TextField(required=False, max_length=KEY_MAX, help_text=CONVERSATION_FILTER)
 
 
 class ProposalsQuerySerializer(PageQuerySerializer):
@@ -103,6 +113,7 @@ class ProposalInputSerializer(ClosedSerializer):
 class ConversationOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     external_id = serializers.CharField()
+    key = serializers.CharField(help_text=KEY_HELP)
     n_turns = serializers.IntegerField()
     source_format = serializers.CharField()
     set_aside = serializers.CharField()
@@ -144,6 +155,7 @@ class LabelsOutputSerializer(MyAnnotationOutputSerializer):
 class DisputeOutputSerializer(serializers.Serializer):
     turn_id = serializers.IntegerField()
     conversation = serializers.CharField(source="turn.conversation.external_id")
+    conversation_key = serializers.CharField(source="turn.conversation.key", help_text=KEY_HELP)
     turn = serializers.IntegerField(source="turn.index")
     group_id = serializers.IntegerField()
     group = serializers.CharField(source="group.name")
@@ -173,6 +185,7 @@ class CommentOutputSerializer(serializers.Serializer):
 class ConsensusOutputSerializer(serializers.Serializer):
     turn_id = serializers.IntegerField()
     conversation = serializers.CharField(source="turn.conversation.external_id")
+    conversation_key = serializers.CharField(source="turn.conversation.key", help_text=KEY_HELP)
     turn = serializers.IntegerField(source="turn.index")
     group = serializers.CharField(source="group.name")
     labels = serializers.SerializerMethodField()
@@ -189,6 +202,7 @@ class ConsensusOutputSerializer(serializers.Serializer):
 class DiscussionOutputSerializer(serializers.Serializer):
     turn_id = serializers.IntegerField(source="turn.pk")
     conversation = serializers.CharField(source="turn.conversation.external_id")
+    conversation_key = serializers.CharField(source="turn.conversation.key", help_text=KEY_HELP)
     turn = serializers.IntegerField(source="turn.index")
     group_id = serializers.IntegerField(source="group.pk")
     group = serializers.CharField(source="group.name")
@@ -206,6 +220,7 @@ class ProposalOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     turn_id = serializers.IntegerField()
     conversation = serializers.CharField(source="turn.conversation.external_id")
+    conversation_key = serializers.CharField(source="turn.conversation.key", help_text=KEY_HELP)
     turn = serializers.IntegerField(source="turn.index")
     proposer = serializers.CharField(source="proposer.username", allow_null=True)
     name = serializers.CharField()

@@ -9,10 +9,19 @@ from rest_framework import serializers
 
 from taxonomy.models import TaxonomyVersion, Type
 
+from .. import conversation_keys
 from ..importers.annotations import LabelRecordError, resolve_labels
 from .common import ClosedSerializer, PageQuerySerializer, StrictIntegerField, TextField
 
 # -- query parameters (annotation/api/common.py reads them: a bad value is a 400) -----------
+
+# a conversation named in a query: its key, or the ~1 that names the first of a repeated id
+KEY_MAX = conversation_keys.MAX_LENGTH + len(conversation_keys.FIRST)
+CONVERSATION_FILTER = (
+    "Only this conversation's: its key, or its external id if no other conversation has it "
+    "(an id several share is a 400 naming their keys; `<id>~1` names the first of them)"
+)
+KEY_HELP = "the conversation's key: unique in the study (its external id may repeat)"
 
 
 class CardsQuerySerializer(PageQuerySerializer):
@@ -25,9 +34,7 @@ class CardsQuerySerializer(PageQuerySerializer):
 class AnnotationsQuerySerializer(PageQuerySerializer):
     round = serializers.IntegerField(required=False, min_value=1, help_text="Only this round")
     annotator = TextField(required=False, max_length=150, help_text="Only this username's")
-    conversation = TextField(
-        required=False, max_length=255, help_text="Only this conversation's (its external id)"
-    )
+    conversation = TextField(required=False, max_length=KEY_MAX, help_text=CONVERSATION_FILTER)
 
 
 class AgreementQuerySerializer(serializers.Serializer):
@@ -76,6 +83,7 @@ class TaxonomyOutputSerializer(serializers.Serializer):
 class CardOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     conversation = serializers.CharField(source="conversation.external_id")
+    conversation_key = serializers.CharField(source="conversation.key", help_text=KEY_HELP)
     index = serializers.IntegerField()
     done = serializers.BooleanField(
         help_text="I have a current round-1 annotation (in an open sort: a tag set)"
@@ -128,6 +136,7 @@ class MyAnnotationOutputSerializer(serializers.Serializer):
 class CardDetailOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     conversation = serializers.CharField(source="conversation.external_id")
+    conversation_key = serializers.CharField(source="conversation.key", help_text=KEY_HELP)
     index = serializers.IntegerField()
     n_turns = serializers.IntegerField(source="conversation.n_turns")
     user_text = serializers.CharField()
@@ -196,6 +205,7 @@ class AnnotationOutputSerializer(MyAnnotationOutputSerializer):
     # conversation; the card's database id (the cards endpoints' `id`) is `turn_id`
     turn_id = serializers.IntegerField()
     conversation = serializers.CharField(source="turn.conversation.external_id")
+    conversation_key = serializers.CharField(source="turn.conversation.key", help_text=KEY_HELP)
     turn = serializers.IntegerField(source="turn.index")
     annotator = serializers.CharField(source="annotator.username")
     source = serializers.CharField()

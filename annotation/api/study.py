@@ -52,12 +52,14 @@ def conversations(request: Request, slug: str) -> Response:
     rows = (
         study.conversations.visible()
         .prefetch_related(Prefetch("groups", queryset=Group.objects.only("id", "name")))
-        .only("id", "external_id", "n_turns", "source_format", "set_aside", "created_at")
+        .only("id", "external_id", "key", "n_turns", "source_format", "set_aside", "created_at")
     )
     if "group" in query:
         rows = rows.filter(groups__name=query["group"])
     if "external_id" in query:
         rows = rows.filter(external_id=query["external_id"])
+    if "key" in query:
+        rows = rows.filter(key=query["key"])
     return paginate(request, rows.order_by("id"), ConversationOutputSerializer)
 
 

@@ -41,7 +41,14 @@ from ..models import (
     Turn,
 )
 from ..opensort.access import labels_locked
-from .common import JSONBodyParser, page_of, paginate, read_query, responses
+from .common import (
+    JSONBodyParser,
+    conversation_named,
+    page_of,
+    paginate,
+    read_query,
+    responses,
+)
 from .serializers import (
     AgreementQuerySerializer,
     AnnotationInputSerializer,
@@ -108,7 +115,7 @@ def cards(request: Request, slug: str) -> Response:
         .annotated_by(request.user, round=1)
         .select_related("conversation")
         # the texts are large and the list does not show them
-        .only("id", "index", "conversation", "conversation__external_id")
+        .only("id", "index", "conversation", "conversation__external_id", "conversation__key")
     )
     if done is not None:
         rows = rows.filter(done=done)
@@ -236,7 +243,7 @@ def annotations(request: Request, slug: str) -> Response:
     query = read_query(request, AnnotationsQuerySerializer)
     rows = (
         Annotation.objects.current()
-        .filter(turn__conversation__study=study, **_annotation_filters(query))
+        .filter(turn__conversation__study=study, **_annotation_filters(study, query))
         .exclude(round1_hidden_q(request.user, study))
         .select_related("turn__conversation", "annotator", "evidence_turn")
         .prefetch_related("types")
@@ -245,13 +252,12 @@ def annotations(request: Request, slug: str) -> Response:
     return paginate(request, rows, AnnotationOutputSerializer)
 
 
-def _annotation_filters(query: dict) -> dict:
-    names = {
-        "round": "round",
-        "annotator": "annotator__username",
-        "conversation": "turn__conversation__external_id",
-    }
-    return {names[k]: v for k, v in query.items() if k in names}
+def _annotation_filters(study, query: dict) -> dict:
+    names = {"round": "round", "annotator": "annotator__username"}
+    filters = {names[k]: v for k, v in query.items() if k in names}
+    if "conversation" in query:
+        filters["turn__conversation_id"] = conversation_named(study, query["conversation"])
+    return filters
 
 
 @extend_schema(

@@ -27,13 +27,16 @@ GOLD_TEXT_CHUNK_SIZE = 2000
 CSV_EMPTY_SET = "-"
 CSV_SEPARATOR = "|"
 
-# a part of a split conversation names the original: its external id and the original's
-# index of the part's turn 1 (both null for a conversation that is not a part)
+# a part of a split conversation names the original: its key and the original's index of
+# the part's turn 1 (both null for a conversation that is not a part)
 SPLIT_COLUMNS = ("split_from", "split_first_turn")
+# the conversation: its external id (the dataset's, which may repeat) and its key (unique
+# in the study: conversation_keys)
+CONVERSATION_COLUMNS = ("conversation", "conversation_key")
 GOLD_COLUMNS = (
     "study",
     "group",
-    "conversation",
+    *CONVERSATION_COLUMNS,
     "turn",
     *SPLIT_COLUMNS,
     "consensus",
@@ -83,7 +86,7 @@ EVIDENCE_SPAN_COLUMNS = ("evidence_turn", "evidence_part", "evidence_start", "ev
 RAW_COLUMNS = (
     "study",
     "group",
-    "conversation",
+    *CONVERSATION_COLUMNS,
     "turn",
     *SPLIT_COLUMNS,
     "round",

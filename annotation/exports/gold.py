@@ -36,6 +36,7 @@ from ..models import (
 from .arrow import TIMESTAMP, code_lists, flat, iso, positions, read_table, with_codes
 from .columns import (
     CONSENSUS_COLUMNS,
+    CONVERSATION_COLUMNS,
     CSV_SEPARATOR,
     GOLD_CHUNK_SIZE,
     GOLD_TEXT_CHUNK_SIZE,
@@ -114,6 +115,7 @@ _CARDS = [
     ("conversation_id", _INT),
     ("turn", _INT),
     ("conversation", _STR),
+    ("conversation_key", _STR),
     ("split_from", _STR),
     ("split_first_turn", _INT),
 ]
@@ -141,7 +143,8 @@ def _card_chunks(study: Study, chunk_size: int, with_text: bool, blind_for) -> I
             "conversation_id",
             "index",
             "conversation__external_id",
-            "conversation__split_from__external_id",
+            "conversation__key",
+            "conversation__split_from__key",
             "conversation__split_first_turn",
             "blind",
             *(text_values() if with_text else ()),
@@ -214,7 +217,7 @@ class _GoldExport:
         columns = {
             "study": pa.repeat(self.study.slug, len(rows)),
             "group": self.group_names.take(rows["rank"]),
-            "conversation": cards["conversation"].take(rows["card"]),
+            **{name: cards[name].take(rows["card"]) for name in CONVERSATION_COLUMNS},
             "turn": cards["turn"].take(rows["card"]),
             **{name: cards[name].take(rows["card"]) for name in SPLIT_COLUMNS},
         }

@@ -1,6 +1,8 @@
 """Import annotations from JSONL (DESIGN.md, "Annotation JSONL"): one record a line,
 `{"conversation": id, "turn": 1-based index, "annotator": username, "labels": [codes],
-"round": 1, "group": name}` plus optional note, evidence and confidence.
+"round": 1, "group": name}` plus optional note, evidence and confidence. The conversation
+is named by its key or its external id (an id several conversations share is an error
+naming their keys), or by "conversation_key", a key exactly (conversation_keys).
 
 With `judge=True` (`--judge`) the file holds a reference annotator's labels (an LLM judge, a
 pilot's rater): the annotator becomes one of the group's judges, whose round-1 labels are
@@ -22,6 +24,7 @@ from django.db import transaction
 
 from taxonomy.models import TaxonomyVersion, Type
 
+from .. import conversation_keys
 from ..limits import check_length
 from ..models import (
     Assignment,
@@ -235,19 +238,27 @@ class _Importer:
         name)}) the batch's records name: three queries a batch."""
         ids = {_external_id(r["conversation"]) for r in records if "conversation" in r}
         ids.discard(None)
-        conversations: dict[str, list[int]] = defaultdict(list)
-        ids_sql, ids_param = in_list("external_id", sorted(ids), "text")
+        keys = {r["conversation_key"] for r in records if type(r.get("conversation_key")) is str}
+        # "conversation": a key or a plain external id (conversation_keys.match);
+        # "conversation_key": a key exactly
+        names = sorted(conversation_keys.lookup_names(ids) | keys)
+        ids_sql, ids_param = in_list("external_id", names, "text")
+        keys_sql, keys_param = in_list('"key"', names, "text")
         # not the conversations of an import job that is not done (ConversationQuerySet.visible)
         unfinished = (
             f'SELECT 1 FROM "{Job._meta.db_table}" j WHERE j.id = import_job_id AND j.status <> %s'
         )
-        for pk, external_id in query_rows(
-            f'SELECT id, external_id FROM "{Conversation._meta.db_table}" '
-            f"WHERE study_id = %s AND {ids_sql} AND NOT EXISTS ({unfinished}) ORDER BY id",
-            [self.study.pk, *ids_param, JobStatus.DONE],
-        ):
-            conversations[external_id].append(pk)
-        pks = sorted(found[0] for found in conversations.values() if len(found) == 1)
+        rows = query_rows(
+            f'SELECT id, external_id, "key" FROM "{Conversation._meta.db_table}" '
+            f"WHERE study_id = %s AND ({ids_sql} OR {keys_sql}) AND NOT EXISTS ({unfinished})",
+            [self.study.pk, *ids_param, *keys_param, JobStatus.DONE],
+        )
+        conversations = (
+            conversation_keys.match(ids, rows),
+            conversation_keys.match_keys(keys, rows),
+        )
+        pks = {found[0].pk for found in conversations[0].values() if len(found) == 1}
+        pks = sorted(pks | {found.pk for found in conversations[1].values()})
         turns: dict[tuple[int, int], int] = {}
         counts: dict[int, int] = defaultdict(int)
         pks_sql, pks_param = in_list("conversation_id", pks)
@@ -269,34 +280,40 @@ class _Importer:
 
     # -- one record ---------------------------------------------------------------------
 
-    def check(self, record: dict, conversations: dict, turns: dict) -> LabelItem:
+    def check(self, record: dict, conversations: tuple, turns: dict) -> LabelItem:
         """Validate a record (the order of the checks is the order of the error messages
         users see), seat its annotator and assign its conversation to its group (the only
         writes before the labels); LabelRecordError when it cannot be imported."""
-        missing = [key for key in REQUIRED_FIELDS if key not in record]
+        # "conversation_key" may stand for "conversation"
+        missing = [
+            key
+            for key in REQUIRED_FIELDS
+            if key not in record and (key != "conversation" or "conversation_key" not in record)
+        ]
         if missing:
             raise LabelRecordError(f"{missing[0]}: missing field")
-        external_id = _external_id(record["conversation"])
-        if external_id is None:
-            raise LabelRecordError(
-                f"conversation: must be a conversation id, got {record['conversation']!r}"
+        external_id = None
+        if "conversation" in record:
+            external_id = _external_id(record["conversation"])
+            if external_id is None:
+                raise LabelRecordError(
+                    f"conversation: must be a conversation id, got {record['conversation']!r}"
+                )
+        try:
+            conversation = conversation_keys.one(
+                external_id,
+                record.get("conversation_key"),
+                *conversations,
+                unknown=f"unknown conversation id {{!r}} in study {self.study}",
             )
-        found = conversations.get(external_id, [])
-        if not found:
-            raise LabelRecordError(
-                f"conversation: unknown conversation id {external_id!r} in study {self.study}"
-            )
-        if len(found) > 1:
-            raise LabelRecordError(
-                f"conversation: id {external_id!r} is ambiguous: several conversations of "
-                f"study {self.study} share it (WildChat hashes repeat)"
-            )
-        conversation_id = found[0]
+        except ValueError as e:
+            raise LabelRecordError(str(e)) from None
+        conversation_id = conversation.pk
         index = _positive_int(record, "turn")
         turn_id = turns["turns"].get((conversation_id, index))
         if turn_id is None:
             raise LabelRecordError(
-                f"turn: {index} out of range (conversation {external_id!r} "
+                f"turn: {index} out of range (conversation {conversation.key!r} "
                 f"has {turns['counts'][conversation_id]} turns)"
             )
         type_ids, codes = self.labels(record["labels"])

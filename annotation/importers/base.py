@@ -106,6 +106,7 @@ class BuiltConversation:
     # ids): the fingerprint leaves such an id out, so a renamed copy of a file is the same.
     id_from_data: bool = True
     fingerprint: str = ""  # set by the writer (fingerprint()), stored on Conversation
+    key: str = ""  # set by the writer (conversation_keys.give_keys), stored on Conversation
 
     def stored(self) -> dict:
         """The fields that are columns of Conversation (the writer adds study, n_turns,

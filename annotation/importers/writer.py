@@ -133,6 +133,8 @@ class Writer:
             batch = self._skip_imported(batch)
         batch = self._drop_duplicates(batch)
         batch = self.memory.screen(batch, self.keep, self.report)
+        if batch and not self.dry_run:  # every earlier batch is in: the next free keys
+            self.study.conversations.give_keys(batch)
         if batch and self.dry_run:
             self._count(batch)
             self.memory.written(batch)
@@ -304,13 +306,27 @@ class Writer:
         written, refused = [], []
         for conversation in batch:
             try:
-                with transaction.atomic():
-                    self._write([conversation])
+                self._write_one(conversation)
                 written.append(conversation)
             except REFUSED as exc:
                 reason = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
                 refused.append((conversation.location, f"the database refused it: {reason}"))
         return written, refused
+
+    def _write_one(self, conversation: BuiltConversation) -> None:
+        """Write one record; if its key was taken meanwhile (another import into the study),
+        again with the next free key."""
+        try:
+            with transaction.atomic():
+                self._write([conversation])
+        except REFUSED:
+            conversations = self.study.conversations
+            if not conversations.filter(key=conversation.key).exists():
+                raise
+            conversation.key = ""
+            conversations.give_keys([conversation])
+            with transaction.atomic():
+                self._write([conversation])
 
     def _write(self, batch: list[BuiltConversation]) -> None:
         if self.use_copy:
@@ -343,7 +359,8 @@ class Writer:
         copy_data(
             Conversation._meta.db_table,
             "id, study_id, external_id, source_format, source_file, source_line, "
-            "system_prompt, preamble, metadata, n_turns, created_at, fingerprint, import_job_id",
+            "system_prompt, preamble, metadata, n_turns, created_at, fingerprint, import_job_id, "
+            "key",
             conversations,
         )
         copy_data(
@@ -381,6 +398,7 @@ class Writer:
                         now,
                         copy_text(c.fingerprint),
                         job_id,
+                        copy_text(c.key),
                     )
                 )
                 + "\n"

@@ -274,8 +274,8 @@ def _refuse_if_in_use(conversations) -> None:
 
     assigned = list(
         conversations.filter(assignments__isnull=False)
-        .order_by("external_id")
-        .values_list("external_id", flat=True)
+        .order_by("key")
+        .values_list("key", flat=True)
         .distinct()
     )
     if assigned:

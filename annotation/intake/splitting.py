@@ -3,10 +3,11 @@ undoing it.
 
 A split before turns k1 < k2 < ... makes parts: new conversations of the same study, turns
 1..k1-1, k1..k2-1, ..., each re-indexed from 1, with `split_from` = the original and
-`split_first_turn` = the original's index of the part's turn 1, external id
-"<original's>#<part number>". Source fields, metadata and the system prompt are copied to
-every part; an import's preamble (assistant messages before the first user message) stays
-with part 1, where it was. The original keeps its turns and stays as provenance, set aside
+`split_first_turn` = the original's index of the part's turn 1, external id (and key)
+"<original's key>#<part number>" (its key: two originals may share an external id).
+Source fields, metadata and the system prompt are copied to every part; an import's
+preamble (assistant messages before the first user message) stays with part 1, where it
+was. The original keeps its turns and stays as provenance, set aside
 (SetAside.SPLIT): the exports name it on every row of its parts.
 
 Dropped turns (issue 20, point 3: the study removed unrelated interleaved turns) belong to
@@ -63,9 +64,9 @@ class SplitRefused(ValueError):
 
 
 def part_id(original: Conversation | str, k: int) -> str:
-    """The external id of part `k` (1-based) of `original`."""
-    external_id = original if isinstance(original, str) else original.external_id
-    return f"{external_id}#{k}"
+    """The external id of part `k` (1-based) of `original` (a conversation, or its key)."""
+    key = original if isinstance(original, str) else original.key
+    return f"{key}#{k}"
 
 
 def part_ranges(n_turns: int, before_turns: Iterable[int]) -> list[tuple[int, int]]:
@@ -179,7 +180,7 @@ def _in_use(conversations) -> str:
     group, or carrying labels, a consensus, a study gold, a comment or a type proposal."""
     conversations = list(conversations)
     ids = [c.pk for c in conversations]
-    names = {c.pk: c.external_id for c in conversations}
+    names = {c.pk: c.key for c in conversations}
     groups = (
         Assignment.objects.filter(conversation_id__in=ids)
         .order_by("conversation_id", "group__name")
@@ -217,12 +218,12 @@ def _in_use(conversations) -> str:
 
 def why_not_split(conversation: Conversation) -> str:
     """Why `conversation` cannot be split at all, whatever the points ("" when it can)."""
-    name = conversation.external_id
+    name = conversation.key
     if conversation.set_aside == SetAside.SPLIT:
         return f"{name} is already split; undo that split to split it otherwise."
     if conversation.split_from_id is not None:
         return (
-            f"{name} is a part of {conversation.split_from.external_id}: undo that split and "
+            f"{name} is a part of {conversation.split_from.key}: undo that split and "
             "split the original at every point at once, so each part names the original."
         )
     if conversation.set_aside:
@@ -246,7 +247,7 @@ def split(
     nothing changed, when it is already split, is itself a part, is not in the study's set,
     is assigned or labelled, or a point or a dropped turn is out of range."""
     original = Conversation.objects.select_for_update().get(pk=conversation.pk)
-    name = original.external_id
+    name = original.key
     if why := why_not_split(original):
         raise SplitRefused(why)
     parts_planned = plan(original.n_turns, before_turns, drop_turns)
@@ -306,8 +307,9 @@ def split(
 
 
 def _check_names(original: Conversation, n_parts: int) -> None:
-    """SplitRefused when a part's name would be too long or is taken in the study."""
-    name = original.external_id
+    """SplitRefused when a part's name (after the original's key) would be too long or is
+    taken in the study, as an external id or as a key."""
+    name = original.key
     longest = part_id(name, n_parts)
     limit = Conversation._meta.get_field("external_id").max_length
     if len(longest) > limit:
@@ -315,12 +317,13 @@ def _check_names(original: Conversation, n_parts: int) -> None:
             f"Cannot split {name[:40]}...: a part's name ({len(longest)} characters) would "
             f"pass the {limit} an external id may have."
         )
-    taken = set(
-        Conversation.objects.filter(
-            study_id=original.study_id,
-            external_id__in=[part_id(name, k) for k in range(1, n_parts + 1)],
-        ).values_list("external_id", flat=True)
-    )
+    names = [part_id(name, k) for k in range(1, n_parts + 1)]
+    taken = {
+        external_id if external_id in names else key
+        for external_id, key in Conversation.objects.filter(study_id=original.study_id)
+        .filter(Q(external_id__in=names) | Q(key__in=names))
+        .values_list("external_id", "key")
+    }
     if taken:
         raise SplitRefused(
             f"Cannot split {name}: the study already has a conversation named "
@@ -362,12 +365,11 @@ def unsplit(original: Conversation, by=None) -> int:
     the study's set; returns the number of parts deleted. SplitRefused, with nothing
     changed, when it is not split, or when a part is assigned or labelled."""
     locked = Conversation.objects.select_for_update().get(pk=original.pk)
-    name = locked.external_id
+    name = locked.key
     parts = list(locked.split_parts.order_by("split_first_turn"))
     if locked.split_from_id is not None:
         raise SplitRefused(
-            f"{name} is a part of {locked.split_from.external_id}: undo the split from the "
-            "original."
+            f"{name} is a part of {locked.split_from.key}: undo the split from the original."
         )
     if locked.set_aside != SetAside.SPLIT or not parts:
         raise SplitRefused(f"{name} is not split: there is nothing to undo.")

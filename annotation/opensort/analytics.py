@@ -289,10 +289,10 @@ def load_board(study) -> Board:
         )
     )
     card_names = {
-        pk: f"{external_id}#{index}"
-        for pk, external_id, index in Turn.objects.filter(pk__in=sets.values("turn_id"))
+        pk: f"{key}#{index}"
+        for pk, key, index in Turn.objects.filter(pk__in=sets.values("turn_id"))
         .order_by("conversation_id", "index")
-        .values_list("pk", "conversation__external_id", "index")
+        .values_list("pk", "conversation__key", "index")
     }
     return board_from_rows(tag_rows, set_rows, use_rows, card_names, type_names)
 

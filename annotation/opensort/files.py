@@ -4,8 +4,11 @@ the card's own rules (import_tags), and the board's tag-to-type mapping read fro
 frozen as the board's button freezes (freeze_board).
 
 Tag sets, JSON lines, one per (card, group, annotator):
-    {"conversation": external id, "turn": 1-based index, "group": name, "annotator": username,
-     "tags": [name, or {"name", "description"}], "note": "...", "no_smell": false}
+    {"conversation": external id, "conversation_key": key, "turn": 1-based index,
+     "group": name, "annotator": username, "tags": [name, or {"name", "description"}],
+     "note": "...", "no_smell": false}
+A conversation is named by "conversation" (its key or external id; an id several share is an
+error naming their keys) and/or "conversation_key" (its key exactly): conversation_keys.
 An import goes through tagging.save_tag_set, the card's one entry point: the group must be in
 the open sort, the annotator seated in it and not locked by a board visit, the board not
 frozen. All or nothing: any bad line is named (`file:line: field: why`) and nothing is saved.
@@ -28,6 +31,7 @@ from dataclasses import dataclass, field
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from .. import conversation_keys
 from ..models import BoardType, Conversation, FreeTag, Group, Study, TagSet, Turn
 from . import board
 from .freeze import FreezeResult, freeze
@@ -62,6 +66,7 @@ def export_tag_sets(study: Study) -> Iterator[dict]:
         tags = sorted(ts.tags.all(), key=lambda t: t.name.casefold())
         yield {
             "conversation": ts.turn.conversation.external_id,
+            "conversation_key": ts.turn.conversation.key,
             "turn": ts.turn.index,
             "group": ts.group.name,
             "annotator": ts.annotator.username,
@@ -111,29 +116,44 @@ class _Resolver:
 
     def __init__(self, study: Study) -> None:
         self.study = study
-        self.conversations: dict[str, list[int]] = {}
+        self.conversations: dict[tuple, object] = {}  # (name, key) -> pk or the error
         self.groups = {g.name: g for g in Group.objects.filter(study=study)}
         self.users: dict[str, object] = {}
 
-    def turn(self, external_id, index, where: str) -> Turn:
-        if not isinstance(external_id, str) or not external_id:
+    def turn(self, name, key, index, where: str) -> Turn:
+        """The turn `index` of the conversation named by `name` (a key or an external id)
+        and/or `key` (a key exactly): conversation_keys.one."""
+        if name is not None and (not isinstance(name, str) or not name):
+            raise ValueError(f"{where}: conversation: an external id or a key (a string)")
+        if name is None and key is None:
             raise ValueError(f"{where}: conversation: an external id (a string) is required")
         if not isinstance(index, int) or isinstance(index, bool) or index < 1:
             raise ValueError(f"{where}: turn: a turn number from 1 is required")
-        if external_id not in self.conversations:
-            rows = Conversation.objects.filter(study=self.study, external_id=external_id)
-            self.conversations[external_id] = list(rows.visible().values_list("pk", flat=True))
-        ids = self.conversations[external_id]
-        if not ids:
-            raise ValueError(f"{where}: conversation: no conversation {external_id!r} here")
-        if len(ids) > 1:
-            raise ValueError(
-                f"{where}: conversation: {len(ids)} conversations have the id {external_id!r}"
-            )
-        turn = Turn.objects.filter(conversation_id=ids[0], index=index).first()
+        if (name, key) not in self.conversations:
+            self.conversations[(name, key)] = self._conversation(name, key)
+        found = self.conversations[(name, key)]
+        if isinstance(found, ValueError):
+            raise ValueError(f"{where}: {found}")
+        turn = Turn.objects.filter(conversation_id=found.pk, index=index).first()
         if turn is None:
-            raise ValueError(f"{where}: turn: conversation {external_id!r} has no turn {index}")
+            raise ValueError(f"{where}: turn: conversation {found.key!r} has no turn {index}")
         return turn
+
+    def _conversation(self, name, key):
+        names, keys = [name] if name else [], [key] if isinstance(key, str) else []
+        rows = conversation_keys.rows_for(
+            Conversation.objects.filter(study=self.study).visible(), names, keys
+        )
+        try:
+            return conversation_keys.one(
+                name,
+                key,
+                conversation_keys.match(names, rows),
+                conversation_keys.match_keys(keys, rows),
+                unknown="no conversation {!r} here",
+            )
+        except ValueError as e:
+            return e
 
     def group(self, name, where: str) -> Group:
         group = self.groups.get(name) if isinstance(name, str) else None
@@ -159,7 +179,9 @@ def _read_line(resolve: _Resolver, where: str, text: str) -> _Line:
         raise ValueError(f"{where}: not JSON ({e.msg}, column {e.colno})") from None
     if not isinstance(obj, dict):
         raise ValueError(f"{where}: a tag set is a JSON object")
-    turn = resolve.turn(obj.get("conversation"), obj.get("turn"), where)
+    turn = resolve.turn(
+        obj.get("conversation"), obj.get("conversation_key"), obj.get("turn"), where
+    )
     group = resolve.group(obj.get("group"), where)
     annotator = resolve.user(obj.get("annotator"), where)
     if not group.annotators.filter(pk=annotator.pk).exists():

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django import template
 from django.utils.safestring import SafeString
 
-from annotation import messages, rendering
+from annotation import conversation_keys, messages, rendering
 
 register = template.Library()
 
@@ -29,3 +29,10 @@ def reply_part(part: dict) -> rendering.ReplyPart:
     """A tool call, tool result or reasoning block kept beside the reply: its kind, tool, one
     line and rendered body (templates/annotation/_reply_part.html shows it folded)."""
     return rendering.reply_part(part)
+
+
+@register.filter
+def key_short(key: str, limit: int = 48) -> str:
+    """A conversation's key cut to `limit` characters in the middle, keeping the suffix that
+    tells two conversations with one external id apart (`…~2`): conversation_keys."""
+    return conversation_keys.shortened(key or "", int(limit))

@@ -12,7 +12,8 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
-from django.utils.text import Truncator
+
+from ..conversation_keys import shortened
 
 
 def names(types: Iterable) -> str:
@@ -23,7 +24,7 @@ def names(types: Iterable) -> str:
 def labels_saved(slug: str, turn, types: Iterable) -> SafeString:
     """ "Saved: Code Rollback on conv-7 turn 3." with a link back to that card."""
     url = reverse("card", args=[slug, turn.pk])
-    conversation = Truncator(turn.conversation.external_id).chars(48)
+    conversation = shortened(turn.conversation.key, 48)
     return format_html(
         'Saved: {} on <a href="{}">{} turn {}</a>.', names(types), url, conversation, turn.index
     )

@@ -23,7 +23,7 @@ def _message(request: HttpRequest, turn: Turn, index: int, part: str) -> HttpRes
         raise Http404("No such message")
     conversation = turn.conversation
     text = full_text(conversation, index, part)
-    return text_response(request, text, f"{conversation.external_id}-turn-{index}-{part}")
+    return text_response(request, text, f"{conversation.key}-turn-{index}-{part}")
 
 
 @login_required
@@ -51,4 +51,4 @@ def conversation_text(
         Conversation.objects.visible(), pk=conversation_id, study=study
     )
     text = full_text(conversation, index, part)
-    return text_response(request, text, f"{conversation.external_id}-turn-{index}-{part}")
+    return text_response(request, text, f"{conversation.key}-turn-{index}-{part}")

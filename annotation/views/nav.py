@@ -114,6 +114,7 @@ def filter_my_cards(cards: QuerySet, form: MyCardsFilter) -> QuerySet:
             Q(user_text__icontains=text)
             | Q(reply_text__icontains=text)
             | Q(conversation__external_id__icontains=text)
+            | Q(conversation__key__icontains=text)
         )
     return cards
 

@@ -13,10 +13,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
-from django.utils.text import Truncator
 from django.views.decorators.http import require_GET
 
 from ..access import get_study_for_user, lead_post
+from ..conversation_keys import shortened
 from ..models import Group, Phase, Study, Turn
 from ..opensort import tagging
 from ..opensort.tagging import TagInput
@@ -72,7 +72,7 @@ def tags_saved(slug: str, turn: Turn, tag_set) -> SafeString:
     """ "Saved your tags: vague goal, no tests on conv-7 turn 3." with a link back."""
     names = ", ".join(t.name for t in tag_set.tags.all()) or "no smell"
     url = reverse("card", args=[slug, turn.pk])
-    conversation = Truncator(turn.conversation.external_id).chars(48)
+    conversation = shortened(turn.conversation.key, 48)
     return format_html(
         'Saved your tags: {} on <a href="{}">{} turn {}</a>.',
         names,

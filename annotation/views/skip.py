@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import reswap, retarget
 
 from ..access import get_card_for_annotator, get_study_for_user, lead_page, round1_hidden_from
+from ..conversation_keys import shortened
 from ..forms import FlagForm, form_errors
 from ..models import Annotation, CardSkip, Group, SkipKind, Study, Turn
 from .annotate import _after_submit
@@ -23,7 +24,7 @@ PER_PAGE = 50
 BOX = "annotation/skip/_skip_flag.html#flag_box"
 # what the flags page shows: never a turn's text, nor anyone's labels
 FLAG_FIELDS = ("kind", "reason", "created_at", "annotator__username", "turn__index")
-FLAG_FIELDS += ("turn__conversation__external_id", "turn__conversation__n_turns")
+FLAG_FIELDS += ("turn__conversation__key", "turn__conversation__n_turns")
 
 
 @login_required
@@ -59,7 +60,7 @@ def flag(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
 
 
 def _name(turn: Turn) -> str:
-    return f"turn {turn.index} of {turn.conversation.external_id[:48]}"
+    return f"turn {turn.index} of {shortened(turn.conversation.key, 48)}"
 
 
 @lead_page

@@ -78,11 +78,11 @@ def split_conversation(request: HttpRequest, study: Study, conversation_id: int)
     except SplitRefused as exc:
         messages.error(request, str(exc))
         return _back(conversation)
-    parts_said = describe_parts(conversation.external_id, planned)
+    parts_said = describe_parts(conversation.key, planned)
     if request.POST.get("confirm") != "1":
         return _confirmation(request, study, conversation, parts_said, points, drops)
     said = "; ".join(f"{p['external_id']}: {p['turns']}" for p in parts_said)
-    messages.success(request, f"Split {conversation.external_id} into {len(parts)} parts ({said}).")
+    messages.success(request, f"Split {conversation.key} into {len(parts)} parts ({said}).")
     return _back(conversation)
 
 
@@ -124,7 +124,7 @@ def unsplit_conversation(request: HttpRequest, study: Study, conversation_id: in
     else:
         messages.success(
             request,
-            f"Undid the split of {conversation.external_id}: its {n} parts are deleted and it "
+            f"Undid the split of {conversation.key}: its {n} parts are deleted and it "
             "is back in the study's set.",
         )
     return _back(conversation)

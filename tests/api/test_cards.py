@@ -25,9 +25,9 @@ def test_it_lists_my_cards_with_done_flags(cards_setup, alice, bob):
     data = response.json()
     assert data["count"] == 3
     assert data["results"] == [
-        {"id": t1.pk, "conversation": "c1", "index": 1, "done": True},
-        {"id": t2.pk, "conversation": "c1", "index": 2, "done": False},
-        {"id": t3.pk, "conversation": "c1", "index": 3, "done": False},
+        {"id": t1.pk, "conversation": "c1", "conversation_key": "c1", "index": 1, "done": True},
+        {"id": t2.pk, "conversation": "c1", "conversation_key": "c1", "index": 2, "done": False},
+        {"id": t3.pk, "conversation": "c1", "conversation_key": "c1", "index": 3, "done": False},
     ]
 
 

@@ -31,12 +31,14 @@ LIMITS = {
     ("studies_cards_proposals_create", "axis"): (50, None),  # Axis.code
     # query parameters compared with a column: a longer value can match nothing
     ("studies_annotations_list", "annotator"): (150, 1),  # User.username
-    ("studies_annotations_list", "conversation"): (255, 1),  # Conversation.external_id
+    # Conversation.key, and the ~1 that names the first of a repeated external id
+    ("studies_annotations_list", "conversation"): (272, 1),
     ("studies_conversations_list", "group"): (100, 1),  # Group.name
     ("studies_conversations_list", "external_id"): (255, 1),
+    ("studies_conversations_list", "key"): (272, 1),
     ("studies_disputes_list", "group"): (100, 1),
     ("studies_consensus_list", "group"): (100, 1),
-    ("studies_consensus_list", "conversation"): (255, 1),
+    ("studies_consensus_list", "conversation"): (272, 1),
 }
 
 

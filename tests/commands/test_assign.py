@@ -198,8 +198,25 @@ def test_a_listed_set_aside_or_ambiguous_id_is_an_error(study, tmp_path):
         assign("--group", "G1", "--ids", path)
     message = str(refused.value)
     assert f"{path}:2: conversation 'c01' is set aside (split into single-topic" in message
-    assert f"{path}:3: 2 conversations of the set have the id 'c02'" in message
+    assert f"{path}:3: id 'c02' is ambiguous: 2 conversations have it" in message
+    assert "name one by its key: c02~1 (key c02) or c02~2" in message
     assert not ids_of(group)
+
+
+def test_a_key_names_one_of_two_conversations_with_one_id(study, tmp_path):
+    """WildChat repeats ids (issue 20, defect 1): the second c02 is c02~2, the first c02~1
+    (its key is the plain c02, which names both)."""
+    conversations(study, 3)
+    twin = make_conversation(study, "c02")
+    group = make_group(study, "G1")
+    out = assign("--group", "G1", "--ids", id_file(tmp_path, "c02~2\nc01\n"))
+    assert set(group.conversations.values_list("pk", flat=True)) == {
+        twin.pk,
+        Conversation.objects.get(key="c01").pk,
+    }
+    assert "  c02~2\n" in out  # it prints the keys it assigned
+    assign("--group", "G1", "--ids", id_file(tmp_path, "c02~1\n"))
+    assert group.conversations.filter(key="c02").exists()
 
 
 def test_listed_ids_that_have_a_group_are_shared_unless_excluded(study, tmp_path):
@@ -222,7 +239,7 @@ def test_a_bad_file_is_named(study, tmp_path):
         assign("--group", "G1", "--ids", str(tmp_path / "missing.txt"))
     with pytest.raises(CommandError, match=r"ids.txt:2: not UTF-8 text \(byte 3\)"):
         assign("--group", "G1", "--ids", id_file(tmp_path, b"c00\nc0\xff\n"))
-    with pytest.raises(CommandError, match=r"ids.txt:2: longer than 255 characters"):
+    with pytest.raises(CommandError, match=r"ids.txt:2: longer than 272 characters"):
         assign("--group", "G1", "--ids", id_file(tmp_path, "c00\n" + "x" * 5000 + "\nc01\n"))
     with pytest.raises(CommandError, match="lists no conversation id"):
         assign("--group", "G1", "--ids", id_file(tmp_path, "\n\n"))

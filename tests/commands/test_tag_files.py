@@ -154,3 +154,34 @@ def test_a_mapping_that_cannot_be_frozen_changes_nothing(tmp_path, mapping, mess
     ]
     assert not BoardEvent.objects.exists()
     assert not Annotation.objects.exists()
+
+
+def test_two_conversations_with_one_id_round_trip_by_key(tmp_path):
+    """WildChat repeats ids (issue 20, defect 1): a second c1, key c1~2, in group E. The
+    export names each tag set's conversation_key; the import puts each back on its own
+    conversation, and a plain c1 with no key is ambiguous, naming both keys."""
+    from annotation.models import FreeTag
+    from tests.factories import make_conversation
+
+    w = make_open_sort()
+    twin = make_conversation(w["study"], "c1", n_turns=1, group=w["group"])
+    assert twin.key == "c1~2"
+    other = FreeTag.objects.create(study=w["study"], author=w["alice"], name="other")
+    TagSet.objects.create(turn=twin.turns.get(), group=w["group"], annotator=w["alice"]).tags.set(
+        [other]
+    )
+    before = export()
+    assert {(r["conversation"], r["conversation_key"]) for r in before if r["group"] == "E"} == {
+        ("c1", "c1"),
+        ("c1", "c1~2"),
+    }
+    path = write(tmp_path, "tags.jsonl", before)
+    TagSet.objects.filter(group__study=w["study"]).delete()
+    call_command("import_tags", "s1", path, stdout=StringIO())
+    assert export() == before
+
+    plain = {"conversation": "c1", "turn": 1, "group": "E", "annotator": "bob", "tags": []}
+    with pytest.raises(CommandError) as caught:
+        call_command("import_tags", "s1", write(tmp_path, "plain.jsonl", [plain]))
+    assert "plain.jsonl:1: conversation: id 'c1' is ambiguous" in str(caught.value)
+    assert "c1~1 (key c1) or c1~2" in str(caught.value)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
+from annotation import models as models_module
 from annotation.importers import import_files
 from annotation.importers import writer as writer_module
 from annotation.models import Conversation
@@ -29,10 +30,10 @@ def _fill(study, n: int) -> None:
         cursor.execute(
             f"""INSERT INTO {Conversation._meta.db_table} (external_id, source_format,
                 source_file, source_line, system_prompt, preamble, metadata, n_turns,
-                created_at, study_id, fingerprint)
+                created_at, study_id, fingerprint, key)
             SELECT 'old-' || i, 'native', 'old.jsonl', i, '', '[]',
                 jsonb_build_object('model', 'gpt-4', 'moderation', repeat('x', 600)), 1, now(), %s,
-                encode(sha256(i::text::bytea), 'hex')
+                encode(sha256(i::text::bytea), 'hex'), 'old-' || i
             FROM generate_series(1, %s) i""",
             [study.pk, n],
         )
@@ -67,15 +68,30 @@ def test_lookups_stay_on_their_indexes_on_a_large_table_never_analysed(
         seen.append(("ids", _plan(queryset)))
         return queryset
 
+    real_give_keys = models_module.give_keys
+
+    def give_keys(rows, conversations):
+        # the two lookups of conversation_keys.give_keys, planned where it plans them
+        ids = sorted({c.external_id for c in conversations})
+        seen.append(("key ids", _plan(rows.filter(external_id__in=ids).values_list("pk"))))
+        seen.append(("keys", _plan(rows.filter(key__in=ids).values_list("key"))))
+        return real_give_keys(rows, conversations)
+
     monkeypatch.setattr(writer_module, "imported", imported)
     monkeypatch.setattr(writer_module, "earlier_ids", earlier_ids)
+    monkeypatch.setattr(models_module, "give_keys", give_keys)
     path = files.jsonl("new.jsonl", *(_native(i) for i in range(1000)))
     report = import_files(study, [path])
     assert (report.conversations, report.rejected) == (1000, 0)
     seen = [(kind, plan) for kind, plan in seen if plan]
-    assert {kind for kind, _ in seen} == {"fingerprints", "ids"}
+    wanted = {
+        "fingerprints": "conv_study_fingerprint",
+        "ids": "external_id",
+        "key ids": "external_id",
+        "keys": "conv_study_key",
+    }
+    assert {kind for kind, _ in seen} == set(wanted)
     for kind, plan in seen:
         # the study_id index alone would read every row of the study for each batch
         assert "annotation_conversation_study_id" not in plan, (kind, plan)
-        wanted = "conv_study_fingerprint" if kind == "fingerprints" else "external_id"
-        assert wanted in plan, (kind, plan)
+        assert wanted[kind] in plan, (kind, plan)

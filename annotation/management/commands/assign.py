@@ -8,6 +8,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 from django.db import transaction
 
+from annotation import conversation_keys
 from annotation.actions.assign import (
     AssignRefused,
     assign_calibration,
@@ -21,7 +22,8 @@ from annotation.actions.assign import (
 from annotation.management.study_command import StudyCommand, get_group
 from annotation.models import Conversation, SeatConflict
 
-MAX_ID = Conversation._meta.get_field("external_id").max_length
+# a key (longer than an external id) and the ~1 that names the first of a repeated id
+MAX_ID = conversation_keys.MAX_LENGTH + len(conversation_keys.FIRST)
 MAX_LINE = 4 * MAX_ID + 2  # bytes: an id of MAX_ID characters in UTF-8, and its line end
 MAX_SHOWN = 20  # bad lines printed; the others are counted
 MAX_ERRORS = 1000  # bad lines read before reading stops
@@ -47,7 +49,11 @@ class Command(StudyCommand):
         how = parser.add_mutually_exclusive_group(required=True)
         how.add_argument("--n", type=int, metavar="N", help="draw N at random (needs --seed)")
         how.add_argument("--all", action="store_true", help="every conversation of the set")
-        how.add_argument("--ids", metavar="FILE", help="one external conversation id a line")
+        how.add_argument(
+            "--ids",
+            metavar="FILE",
+            help="one conversation a line: its key, or its external id if no other has it",
+        )
         parser.add_argument("--seed", type=int, help="the draw's seed (with --n)")
         parser.add_argument(
             "--exclude-assigned",
@@ -104,8 +110,8 @@ class Command(StudyCommand):
     def _print_ids(self, ids: list[int]) -> None:
         for i in range(0, len(ids), 2000):
             rows = Conversation.objects.filter(pk__in=ids[i : i + 2000]).order_by("pk")
-            for external_id in rows.values_list("external_id", flat=True):
-                self.stdout.write(f"  {external_id}")
+            for key in rows.values_list("key", flat=True):
+                self.stdout.write(f"  {key}")
 
     def _listed(self, study, file: str) -> list[int]:
         """The conversations FILE names, one external id a line (blank lines skipped);

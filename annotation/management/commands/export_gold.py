@@ -15,8 +15,9 @@ from annotation.management.study_command import StudyCommand
 class Command(StudyCommand):
     help = (
         "Export a study's gold labels: one row per card (conversation, then turn order) with "
-        "split_from and split_first_turn (a part of a split conversation: the original's "
-        "external id and the original's turn index of the part's turn 1; empty otherwise), "
+        "conversation (the dataset's id, which may repeat) and conversation_key (unique in "
+        "the study), split_from and split_first_turn (a part of a split conversation: the "
+        "original's key and the original's turn index of the part's turn 1; empty otherwise), "
         "its current consensus (sorted type codes), method (unanimous|discussion|moderator), "
         "decided_by, decided_at (ISO 8601), rationale, from_round, taxonomy_version, status "
         "(open|disputed|escalated|agreed), with --with-text the turn's user_text and "
