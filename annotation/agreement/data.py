@@ -411,7 +411,9 @@ def compute_study_report(
     everyone = data.encoded(voting_only=False)
     voting = data.encoded(voting_only=True) if data.judge.any() else everyone
     axes = {}
-    kinds = dict(Group.objects.filter(study=study).values_list("name", "kind"))
+    kinds, phases = {}, {}
+    for name, kind, phase in Group.objects.filter(study=study).values_list("name", "kind", "phase"):
+        kinds[name], phases[name] = kind, phase or study.phase  # the group's effective phase
     for axis in data.labels.codes:
         gold = data.gold[axis]
         steps(f"{axis}: agreement statistics")
@@ -425,6 +427,7 @@ def compute_study_report(
             "between_groups": _between_groups(between, n_boot, seed),
         }
         axes[axis]["teams"] = team_means(report.get("groups", {}), kinds)
+        axes[axis]["phases"] = team_means(report.get("groups", {}), phases)
         check = split_check_measures(data, axis, report, n_boot, seed)
         if check is not None:
             axes[axis]["split_check"] = check
