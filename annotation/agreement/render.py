@@ -142,6 +142,7 @@ _TEX = {
     "^": r"\textasciicircum{}",
     "<": r"\textless{}",
     ">": r"\textgreater{}",
+    "–": "--",  # a team's range of kappas, "0.542–0.712"
 }
 
 

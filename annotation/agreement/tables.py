@@ -418,16 +418,31 @@ def per_type_table(report: Mapping, codes: Sequence[str], names: Mapping[str, st
     )
 
 
+def _ci(of: str) -> Column:
+    """The interval column right after its measure `of` (the CSV puts the interval in that
+    measure's ci_low and ci_high); left out where no row has one (n_boot=0, a result
+    computed before the judge's measures had intervals)."""
+    return Column(f"{of}_ci", "95% CI", "ci", tex="95\\% CI", text="95% CI {}", optional=True)
+
+
 VERSUS = (
     Column("annotator", "Annotator", "text"),
     Column("n_cards", "Cards", COUNT, text="{} cards"),
+    Column("n_conversations", "Conversations", COUNT, optional=True, text="{} conversations"),
     Column("accuracy", "Exact set", text="exact set {}"),
+    _ci("accuracy"),
     KAPPA,
+    _ci("cohen_kappa"),
     Column("macro_f1", "Mean F1 over types", text="mean F1 over types {}"),
+    _ci("macro_f1"),
 )
 
 
 def macro_f1(r: Mapping) -> Cell:
+    """The stored mean of the defined per-type F1s; computed here for a result stored
+    before the job stored it."""
+    if "macro_f1" in r:
+        return value_of(r, "macro_f1")
     f1 = [v for v in (r.get("f1") or {}).values() if v is not None]
     if not f1:
         return Cell(None, "undefined: no type has a defined F1")
@@ -440,7 +455,9 @@ def versus_table(versus: Mapping) -> Table:
         for who, r in versus.items()
     )
     note = (
-        "The consensus is the truth here. Import an LLM judge's labels with "
+        "The consensus is the truth here. Intervals: bootstrap 95% percentile intervals "
+        "resampling conversations (all cards of a drawn conversation together), with the "
+        "job's resamples and seed. Import an LLM judge's labels with "
         "`import_annotations SLUG FILE --judge --create-members`: a judge is compared with "
         "the gold labels here but never votes in the rounds."
     )
@@ -458,9 +475,13 @@ def versus_table(versus: Mapping) -> Table:
 VERSUS_TYPES = (
     Column("type", "Type", "text"),
     Column("precision", "Precision"),
+    _ci("precision"),
     Column("recall", "Recall"),
+    _ci("recall"),
     Column("f1", "F1"),
+    _ci("f1"),
     Column("per_label_kappa", "κ", tex="$\\kappa$"),
+    _ci("per_label_kappa"),
 )
 
 

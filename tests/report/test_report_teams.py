@@ -91,7 +91,8 @@ def test_each_team_has_a_row_after_the_groups_in_every_output(client, study, lea
     assert not any(line.startswith("| All pairs |") for line in md)
 
     tex = _download(client, lead, study, "tex")
-    assert f"Expert groups: mean of 2 {_range(experts)} & 2 & {fmt(sum(experts) / 2)} &" in tex
+    tex_range = _range(experts).replace("–", "--")
+    assert f"Expert groups: mean of 2 {tex_range} & 2 & {fmt(sum(experts) / 2)} &" in tex
 
     rows = list(csv.DictReader(io.StringIO(_download(client, lead, study, "csv"))))
     by = {(r["scope"], r["name"], r["statistic"]): r for r in rows if r["label"] == ""}
