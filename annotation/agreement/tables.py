@@ -158,7 +158,9 @@ def kappa_table(
         )
         for name, section in report.get("groups", {}).items()
     ]
-    teams, phases = teams or {}, phases or {}
+    # in name order, not the stored result's (PostgreSQL's jsonb orders keys by length)
+    teams = {k: teams[k] for k in sorted(teams or {})}
+    phases = {k: phases[k] for k in sorted(phases or {})}
     rows += team_rows(teams, phases, by_group)
     mean = report.get("group_mean", {})
     n_pairs = Cell(len(report.get("pairs", {})))
@@ -204,7 +206,7 @@ def team_rows(
 ) -> list[Row]:
     """A row per team when there are two groups or more, "Expert groups: mean of 2
     (0.780–0.810)"; a row per phase when the groups' phases differ, unless the phases part
-    the groups as the teams do: the team's row then names its phase."""
+    the groups as the teams do: the team's row then names its phase. In the order given."""
     if sum(t.get("n_groups", 0) for t in teams.values()) < 2:
         return []
     rows = []
