@@ -25,7 +25,9 @@ Judges (e.g. an LLM judge) never vote: they are left out of the report and the e
 compared with the gold only.
 
 Consensus: each group has its own on a shared card. The report's `consensus` (for
-`prevalence` and `versus_consensus`) is the study-level gold (models.study_gold_of); the
+`prevalence` and `versus_consensus`: every annotator, judges too, against it, with
+bootstrap intervals resampling the cards' conversations, versus.py, the job's n_boot and
+seed) is the study-level gold (models.study_gold_of); the
 axis's `between_groups` compares the groups' consensus labels on the cards several groups
 decided: Cohen's kappa on sets and per label for each pair of groups (the pair keys of the
 report, a group standing for an annotator).
@@ -57,8 +59,9 @@ from ..models import Annotation, Consensus, Group, Study, TaxonomyMove
 from .extras import extras_from_encoded
 from .rows import RECORD, count_per, rank_ids, read_study, value_per
 from .splitcheck import split_check_measures
-from .stats import Encoded, Reference, encode_axes, report_from_encoded, versus_encoded
+from .stats import Encoded, Reference, encode_axes, report_from_encoded
 from .teams import team_means
+from .versus import versus_encoded
 
 NO_GROUP = "(no group)"
 
@@ -251,6 +254,7 @@ class _Loaded:
     labels: _Labels
     stamp: dict
     card: np.ndarray  # per record: turn id
+    conversation: np.ndarray  # per record: the card's conversation id
     annotator: np.ndarray  # per record: index into `annotators`
     annotators: list[str]
     annotator_ids: list[int]  # parallel to `annotators`: the users' ids, which key pairs
@@ -304,6 +308,7 @@ def _load(
     if len(key) > 1 and not (key[1:] >= key[:-1]).all():
         order = np.argsort(key, kind="stable")
         card, annotator, group, judge = card[order], annotator[order], group[order], judge[order]
+        conversation = conversation[order]
         masks = {axis: m[order] for axis, m in masks.items()}
 
     k_masks = labels.masks(k_owner, len(k_card), k_type)
@@ -333,6 +338,7 @@ def _load(
         labels=labels,
         stamp=rows.stamp(),
         card=card,
+        conversation=conversation,
         annotator=annotator,
         annotators=annotators,
         annotator_ids=annotator_ids,
@@ -350,7 +356,8 @@ def load_records(
 ) -> dict[str, tuple[pd.DataFrame, list, dict]]:
     """{axis code: (records, codes, consensus)} for `stats.agreement_reports`: the current
     labels of `round` (or those of an old `version`), one record per (card, annotator),
-    judges' included, and the study-level gold {card: frozenset}."""
+    judges' included, with the card's `conversation` (for versus.versus_reference's
+    intervals), and the study-level gold {card: frozenset}."""
     version, move = _view(study, version)
     data = _load(study, round, axis_codes(study, version), move)
     annotators = np.array(data.annotators, dtype=object)
@@ -363,6 +370,7 @@ def load_records(
                 "annotator": annotators[data.annotator],
                 "group": groups[data.group],
                 "labels": data.labels.sets(data.masks[axis], axis),
+                "conversation": data.conversation,
             }
         )
         gold = data.gold[axis]
@@ -411,7 +419,9 @@ def compute_study_report(
     everyone = data.encoded(voting_only=False)
     voting = data.encoded(voting_only=True) if data.judge.any() else everyone
     axes = {}
-    kinds = dict(Group.objects.filter(study=study).values_list("name", "kind"))
+    kinds, phases = {}, {}
+    for name, kind, phase in Group.objects.filter(study=study).values_list("name", "kind", "phase"):
+        kinds[name], phases[name] = kind, phase or study.phase  # the group's effective phase
     for axis in data.labels.codes:
         gold = data.gold[axis]
         steps(f"{axis}: agreement statistics")
@@ -421,10 +431,17 @@ def compute_study_report(
         axes[axis] = {
             "report": report,
             "extras": extras_from_encoded(voting[axis], gold),
-            "versus_consensus": versus_encoded(everyone[axis], gold),
+            "versus_consensus": versus_encoded(
+                everyone[axis],
+                gold,
+                value_per(data.card, data.conversation, np.asarray(everyone[axis].cards)),
+                n_boot=n_boot,
+                seed=seed,
+            ),
             "between_groups": _between_groups(between, n_boot, seed),
         }
         axes[axis]["teams"] = team_means(report.get("groups", {}), kinds)
+        axes[axis]["phases"] = team_means(report.get("groups", {}), phases)
         check = split_check_measures(data, axis, report, n_boot, seed)
         if check is not None:
             axes[axis]["split_check"] = check

@@ -18,7 +18,10 @@ annotator or category ("no smell" for the empty set), `label` the type code of a
 Cohen's kappa carries its interval in ci_low/ci_high. The scopes: "axis" (the summary and
 the per-type table: prevalence, alpha and Fleiss per label, and over the pairs
 pair_kappa_mean / _min / _max and n_pairs_defined), "group" and "overall", "pair" (the
-pairs and each pair's per-type kappa, PABAK, AC1), "between_groups", "versus" (each
+pairs and each pair's per-type kappa, PABAK, AC1), "team" and "phase" (a team's or a
+phase's row of the kappa table: `name` the kind or the phase, the means of its groups'
+values under the columns' statistics, and its lowest, highest, n_groups and n_defined),
+"between_groups", "versus" (each
 annotator against the consensus, with macro_f1, and per type precision, recall, f1,
 per_label_kappa) and "taxonomy". A table's denominators (n_cards and n_instances of the
 taxonomy, n_complete_cards, n_pairs) are rows with an empty name and label. An empty value
@@ -139,6 +142,7 @@ _TEX = {
     "^": r"\textasciicircum{}",
     "<": r"\textless{}",
     ">": r"\textgreater{}",
+    "–": "--",  # a team's range of kappas, "0.542–0.712"
 }
 
 
@@ -225,6 +229,10 @@ def to_csv(result: Mapping, taxonomy: Mapping[str, Sequence[TaxonomyEntry]]) -> 
                          _csv_value(ci[0]) if ci else "", _csv_value(ci[1]) if ci else "",
                          cell.reason if cell.null else ""]
                     )  # fmt: skip
+                for statistic, cell in row.extra.items():
+                    w.writerow([axis.code, row.scope or table.scope, row.name, statistic,
+                                row.label, _csv_value(cell.value), "", "",
+                                cell.reason if cell.null else ""])  # fmt: skip
     return buf.getvalue()
 
 

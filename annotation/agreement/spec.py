@@ -110,6 +110,9 @@ class Row:
     scope: str = ""  # CSV scope, when not the table's
     text: str = ""  # the command's row title
     css: str = ""  # the page's row class
+    # more numbers of the row in the CSV only, {statistic: Cell} (a team's lowest and
+    # highest group kappa, which the other outputs print in the row's title)
+    extra: Mapping[str, Cell] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -2,16 +2,17 @@
 
     agreement_report(records, codes, consensus=None, *, n_boot=1000, seed=0) -> dict
     agreement_reports({axis: (records, codes[, consensus])}, ...) -> {axis: report}
-    versus_reference(records, reference, codes) -> {annotator: report}
+    versus.versus_reference(records, reference, codes) -> {annotator: report}
 
 `records` is a DataFrame with the columns `card` (hashable id), `annotator` (str), `group`
 (str) and `labels` (a frozenset, set, list or tuple of label codes of the axis; empty = "no
 smell", an observation). `codes` lists every label code of the axis, so a label nobody used
 still gets its per-label entries. `consensus` maps card -> label codes (for `prevalence`).
 
-`versus_reference` gives per annotator: `n_cards` (cards with a record and a reference),
-`accuracy` (identical sets), `cohen_kappa` (set as category), and per label `precision`,
-`recall`, `f1` and `per_label_kappa`, the reference being the truth.
+`versus_reference` (versus.py) gives per annotator: `n_cards` (cards with a record and a
+reference), `accuracy` (identical sets), `cohen_kappa` (set as category), and per label
+`precision`, `recall`, `f1` and `per_label_kappa`, the reference being the truth, each
+with a bootstrap interval resampling conversations.
 
 A bad record (unknown label code, missing field, two records of one annotator on one card)
 raises ValueError naming its row (the DataFrame index) and field.
@@ -1073,75 +1074,17 @@ def _prevalence(
 
 
 # ---------------------------------------------------------------------------------------
-# One annotator against a reference (consensus, or a judge)
+# One annotator against a reference: versus.py (its intervals resample conversations)
 
 
-def versus_reference(
-    records: pd.DataFrame, reference: Mapping[Hashable, Iterable[str]], codes: Sequence[str]
-) -> dict[str, dict]:
-    """Each annotator of `records` against `reference` (card -> label codes), on the cards
-    with both: accuracy (identical set), Cohen's kappa (set as category), and per label
-    precision, recall, F1 and kappa, the reference being the truth. `group` is optional."""
-    if "group" not in records.columns:
-        records = records.assign(group="")
-    enc = encode(records, codes)
-    return versus_encoded(enc, Reference.of(reference, codes))
+def __getattr__(name: str):
+    """versus_reference and versus_encoded, which moved to versus.py, still import from
+    here (versus.py imports this module: the names are looked up when asked for)."""
+    if name in ("versus_reference", "versus_encoded"):
+        from . import versus
 
-
-def versus_encoded(enc: Encoded, reference: CardSets) -> dict[str, dict]:
-    """`versus_reference` of already encoded records."""
-    if not isinstance(reference, Reference):
-        reference = Reference.of(reference, enc.codes)
-    n_codes = len(enc.codes)
-    ref_index = pd.Index(reference.card)
-    ref_of_card = (
-        ref_index.get_indexer(enc.cards) if len(ref_index) else np.full(len(enc.cards), -1)
-    )
-    out = {}
-    for a, rows in enumerate(_rows_by_annotator(enc.annotator, len(enc.annotators))):
-        ref_row = ref_of_card[enc.card[rows]]
-        keep = ref_row >= 0
-        truth, given = reference.mask[ref_row[keep]], enc.mask[rows[keep]]
-        out[enc.annotators[a]] = _versus(truth, given, enc.codes, n_codes)
-    return out
-
-
-def _versus(truth: np.ndarray, given: np.ndarray, codes: Sequence[str], n_codes: int) -> dict:
-    cat, cat_mask = _categories(np.concatenate([truth, given]).astype(np.uint64))
-    c = _cells(cat[: len(truth)], cat[len(truth) :], cat_mask)
-    kappa, n, agree = _set_kappa(c)
-    no_card = "undefined: no card has both a record and a reference"
-    r: dict = {"n_cards": n}
-    _put(r, "accuracy", agree / n if n else None, no_card)
-    _put(r, "cohen_kappa", kappa, no_card if n == 0 else _KAPPA_CONSTANT)
-    in_truth, in_given, both_l = (t.tolist() for t in _label_tables(c, n_codes))
-    precision, recall, f1, kappas = [], [], [], []
-    for i in range(n_codes):
-        tp, fp, fn = both_l[i], in_given[i] - both_l[i], in_truth[i] - both_l[i]
-        precision.append(
-            (tp / (tp + fp), None)
-            if tp + fp
-            else (None, "undefined: the annotator never gave the label")
-        )
-        recall.append(
-            (tp / (tp + fn), None)
-            if tp + fn
-            else (None, "undefined: the reference never has the label")
-        )
-        f1.append(
-            (2 * tp / (2 * tp + fp + fn), None)
-            if tp + fp + fn
-            else (None, "undefined: neither the annotator nor the reference gave the label")
-        )
-        kappa_l = _binary_kappa(n, in_truth[i], in_given[i], both_l[i])
-        kappas.append(
-            (kappa_l, None if kappa_l is not None else _binary_reason(n, in_truth[i], in_given[i]))
-        )
-    _put_labels(r, "precision", codes, precision)
-    _put_labels(r, "recall", codes, recall)
-    _put_labels(r, "f1", codes, f1)
-    _put_labels(r, "per_label_kappa", codes, kappas)
-    return r
+        return getattr(versus, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ---------------------------------------------------------------------------------------

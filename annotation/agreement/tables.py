@@ -50,7 +50,7 @@ def axis_tables(axis: str, data: Mapping, entries: Sequence[TaxonomyEntry]) -> l
     versus = data.get("versus_consensus", {})
     return [
         summary_table(axis, report),
-        kappa_table(report, extras),
+        kappa_table(report, extras, data.get("teams"), data.get("phases")),
         pairs_table(report, extras),
         between_table(between),
         *(pair_types_table(key, pair, codes, names) for key, pair in _pairs(report)),
@@ -138,8 +138,15 @@ KAPPA_GROUPS = (
 )
 
 
-def kappa_table(report: Mapping, extras: Mapping) -> Table:
-    """One row per group, then "All pairs" (the report's group_mean)."""
+def kappa_table(
+    report: Mapping,
+    extras: Mapping,
+    teams: Mapping[str, Mapping] | None = None,
+    phases: Mapping[str, Mapping] | None = None,
+) -> Table:
+    """One row per group, then one per team (teams.py: the mean of its groups' values) and
+    per phase where the groups' phases differ, then "All pairs" (the report's group_mean),
+    named for the kinds it mixes when the study has groups of several."""
     by_group = extras.get("pairs_by_group", {})
     rows = [
         Row(
@@ -151,14 +158,21 @@ def kappa_table(report: Mapping, extras: Mapping) -> Table:
         )
         for name, section in report.get("groups", {}).items()
     ]
+    # in name order, not the stored result's (PostgreSQL's jsonb orders keys by length)
+    teams = {k: teams[k] for k in sorted(teams or {})}
+    phases = {k: phases[k] for k in sorted(phases or {})}
+    rows += team_rows(teams, phases, by_group)
     mean = report.get("group_mean", {})
     n_pairs = Cell(len(report.get("pairs", {})))
+    everyone = "All pairs"
+    if len(teams) >= 2:
+        everyone += f" ({' and '.join(f'{kind}s' for kind in teams)} together)"
     rows.append(
         Row(
-            _cells(mean, KAPPA_GROUPS, group=Cell("All pairs"), n_pairs=n_pairs),
+            _cells(mean, KAPPA_GROUPS, group=Cell(everyone), n_pairs=n_pairs),
             name="all pairs",
             scope="overall",
-            text="All pairs",
+            text=everyone,
             css="overall",
         )
     )
@@ -166,6 +180,13 @@ def kappa_table(report: Mapping, extras: Mapping) -> Table:
         '"All pairs" is the unweighted mean over every pair of annotators in a group; '
         "intervals are bootstrap 95% percentile intervals over cards."
     )
+    if len(rows) > len(report.get("groups", {})) + 1:
+        note += (
+            " A team's row (\"Expert groups: mean of N\") is the unweighted mean of its groups' "
+            "values, each over the groups where it is defined (κ: the N groups; in brackets "
+            "the lowest and the highest group's κ); a phase's row the same over the groups "
+            "in that phase when the report was computed. A mean of groups has no interval."
+        )
     return Table(
         "kappa-groups",
         "Cohen's kappa per group",
@@ -174,6 +195,67 @@ def kappa_table(report: Mapping, extras: Mapping) -> Table:
         tuple(rows),
         outputs=EVERYWHERE,
         note=note,
+    )
+
+
+NO_TEAM_INTERVAL = "not applicable: a mean of groups has no interval (each group's is on its row)"
+
+
+def team_rows(
+    teams: Mapping[str, Mapping], phases: Mapping[str, Mapping], by_group: Mapping
+) -> list[Row]:
+    """A row per team when there are two groups or more, "Expert groups: mean of 2
+    (0.780–0.810)"; a row per phase when the groups' phases differ, unless the phases part
+    the groups as the teams do: the team's row then names its phase. In the order given."""
+    if sum(t.get("n_groups", 0) for t in teams.values()) < 2:
+        return []
+    rows = []
+    phase_of_team: dict[str, str] = {}
+    if len(phases) >= 2:
+        by_members = {tuple(p.get("groups", [])): phase for phase, p in phases.items()}
+        if sorted(by_members) == sorted(tuple(t.get("groups", [])) for t in teams.values()):
+            phase_of_team = {k: by_members[tuple(t.get("groups", []))] for k, t in teams.items()}
+    for kind, team in teams.items():
+        title = f"{kind.capitalize()} groups"
+        if kind in phase_of_team:
+            title += f" ({phase_of_team[kind].replace('_', ' ')})"
+        rows.append(_mean_row("team", kind, title, team, by_group))
+    if len(phases) >= 2 and not phase_of_team:
+        for phase, entry in phases.items():
+            title = f"{phase.replace('_', '-').capitalize()} groups"
+            rows.append(_mean_row("phase", phase, title, entry, by_group))
+    return rows
+
+
+def _mean_row(scope: str, name: str, title: str, entry: Mapping, by_group: Mapping) -> Row:
+    n_groups, n_defined = entry.get("n_groups", 0), entry.get("n_defined", 0)
+    title += f": mean of {n_defined}" + (f" of {n_groups}" if n_defined != n_groups else "")
+    if entry.get("lowest") is not None:
+        title += f" ({fmt(entry['lowest'])}–{fmt(entry['highest'])})"
+
+    def mean(key: str) -> Cell:
+        return Cell(entry.get(f"{key}_mean"), entry.get(f"{key}_mean_reason") or "")
+
+    cells = {
+        "group": Cell(title),
+        "n_pairs": Cell(sum(len(by_group.get(g, [])) for g in entry.get("groups", []))),
+        "cohen_kappa_ci": Cell(None, NO_TEAM_INTERVAL),
+        **{c.name: mean(c.name) for c in KAPPA_GROUPS if c.kind not in ("text", "count", "ci")},
+    }
+    no_kappa = entry.get("cohen_kappa_mean_reason") or ""
+    extra = {
+        "lowest": Cell(entry.get("lowest"), no_kappa),
+        "highest": Cell(entry.get("highest"), no_kappa),
+        "n_groups": Cell(n_groups),
+        "n_defined": Cell(n_defined),
+    }
+    return Row(
+        tuple(cells[c.name] for c in KAPPA_GROUPS),
+        name=name,
+        scope=scope,
+        text=title,
+        css="team",
+        extra=extra,
     )
 
 
@@ -338,16 +420,31 @@ def per_type_table(report: Mapping, codes: Sequence[str], names: Mapping[str, st
     )
 
 
+def _ci(of: str) -> Column:
+    """The interval column right after its measure `of` (the CSV puts the interval in that
+    measure's ci_low and ci_high); left out where no row has one (n_boot=0, a result
+    computed before the judge's measures had intervals)."""
+    return Column(f"{of}_ci", "95% CI", "ci", tex="95\\% CI", text="95% CI {}", optional=True)
+
+
 VERSUS = (
     Column("annotator", "Annotator", "text"),
     Column("n_cards", "Cards", COUNT, text="{} cards"),
+    Column("n_conversations", "Conversations", COUNT, optional=True, text="{} conversations"),
     Column("accuracy", "Exact set", text="exact set {}"),
+    _ci("accuracy"),
     KAPPA,
+    _ci("cohen_kappa"),
     Column("macro_f1", "Mean F1 over types", text="mean F1 over types {}"),
+    _ci("macro_f1"),
 )
 
 
 def macro_f1(r: Mapping) -> Cell:
+    """The stored mean of the defined per-type F1s; computed here for a result stored
+    before the job stored it."""
+    if "macro_f1" in r:
+        return value_of(r, "macro_f1")
     f1 = [v for v in (r.get("f1") or {}).values() if v is not None]
     if not f1:
         return Cell(None, "undefined: no type has a defined F1")
@@ -360,7 +457,9 @@ def versus_table(versus: Mapping) -> Table:
         for who, r in versus.items()
     )
     note = (
-        "The consensus is the truth here. Import an LLM judge's labels with "
+        "The consensus is the truth here. Intervals: bootstrap 95% percentile intervals "
+        "resampling conversations (all cards of a drawn conversation together), with the "
+        "job's resamples and seed. Import an LLM judge's labels with "
         "`import_annotations SLUG FILE --judge --create-members`: a judge is compared with "
         "the gold labels here but never votes in the rounds."
     )
@@ -378,9 +477,13 @@ def versus_table(versus: Mapping) -> Table:
 VERSUS_TYPES = (
     Column("type", "Type", "text"),
     Column("precision", "Precision"),
+    _ci("precision"),
     Column("recall", "Recall"),
+    _ci("recall"),
     Column("f1", "F1"),
+    _ci("f1"),
     Column("per_label_kappa", "κ", tex="$\\kappa$"),
+    _ci("per_label_kappa"),
 )
 
 

@@ -10,7 +10,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from annotation.agreement.data import compute_study_report
-from annotation.agreement.teams import team_means
+from annotation.agreement.teams import NO_DEFINED, team_means
 from annotation.models import Kind
 from tests.factories import label, make_conversation, make_group, make_study, make_user
 
@@ -54,6 +54,20 @@ def test_the_team_means_are_the_means_of_sklearns_group_kappas(seed):
     assert (teams["expert"]["n_groups"], teams["student"]["n_groups"]) == (2, 3)
     assert teams["student"]["groups"] == ["g2", "g3", "g4"]
     assert teams["student"]["lowest"] == pytest.approx(min(students))
+    # the groups' percent agreement averaged the same way
+    agreement = {
+        name: sum(x == y for x, y in zip(*pair, strict=True)) / len(pair[0])
+        for name, pair in sets.items()
+    }
+    assert teams["student"]["percent_agreement_mean"] == pytest.approx(
+        sum(agreement[g] for g in ("g2", "g3", "g4")) / 3, abs=1e-12
+    )
+    # and per phase: every group follows the study's (closed sort)
+    assert axis["phases"] == {
+        "closed_sort": team_means(axis["report"]["groups"], dict.fromkeys(sets, "closed_sort"))[
+            "closed_sort"
+        ]
+    }
 
 
 def test_a_team_whose_groups_have_no_kappa_says_why():
@@ -70,4 +84,10 @@ def test_a_team_whose_groups_have_no_kappa_says_why():
         "cohen_kappa_mean": 0.5,
         "lowest": 0.5,
         "highest": 0.5,
+        "percent_agreement_mean": None,
+        "percent_agreement_mean_reason": NO_DEFINED,
+        "per_label_kappa_macro_mean": None,
+        "per_label_kappa_macro_mean_reason": NO_DEFINED,
+        "per_label_kappa_micro_mean": None,
+        "per_label_kappa_micro_mean_reason": NO_DEFINED,
     }

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import accuracy_score, cohen_kappa_score, precision_recall_fscore_support
 
-from annotation.agreement.stats import versus_reference
+from annotation.agreement.versus import versus_reference
 
 from .factories import CODES, make_records, records_from
 

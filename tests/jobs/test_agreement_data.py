@@ -11,7 +11,8 @@ from django.test.utils import CaptureQueriesContext
 from annotation.agreement import rows
 from annotation.agreement.data import compute_study_report, data_stamp, load_records
 from annotation.agreement.extras import build_extras
-from annotation.agreement.stats import agreement_report, versus_reference
+from annotation.agreement.stats import agreement_report
+from annotation.agreement.versus import versus_reference
 from annotation.models import Annotation, CardState, Comment, Consensus, Conversation, StudyGold
 from tests.factories import (
     AMBIGUOUS,
@@ -274,7 +275,7 @@ def test_judges_shared_cards_and_the_gold_give_the_numbers_of_the_label_set_path
     expected = agreement_report(voting, codes, gold, n_boot=40, seed=5)
     assert named_report(result["report"]) == expected
     assert named_extras(result["extras"]) == build_extras(voting, codes, gold)
-    assert result["versus_consensus"] == versus_reference(records, gold, codes)
+    assert result["versus_consensus"] == versus_reference(records, gold, codes, n_boot=40, seed=5)
     assert "llm" in result["versus_consensus"]
     assert "llm" not in {p[w]["name"] for p in result["report"]["pairs"].values() for w in "ab"}
     between = result["between_groups"]

@@ -65,6 +65,7 @@ def records_of(study: Study, round: int = 1) -> dict:
             "annotator": a.annotator.username,
             "group": a.turn.conversation.groups.get().name,
             "labels": a.codes,
+            "conversation": a.turn.conversation_id,
         }
         for a in annotations.prefetch_related("types")
     ]

@@ -143,9 +143,10 @@ def test_the_downloads_carry_macro_f1_and_the_per_type_summaries(client, study, 
         title: (header, rows) for title, header, rows in _md_tables(_get(client, lead, study, "md"))
     }
     header, versus = md["Each annotator against the consensus"]
-    assert header[-1] == "Mean F1 over types"
+    at = header.index("Mean F1 over types")
     (row,) = [r for r in versus if r[0] == "alice"]
-    assert row[1] == str(alice["n_cards"]) and row[-1] == show("number", macro)
+    assert row[1] == str(alice["n_cards"]) and row[at] == show("number", macro)
+    assert row[at + 1] == show("ci", alice["macro_f1_ci"])
     header, per_type = md["Per-type kappa"]
     assert "Mean of the pairs' κ" in header
     must_do = next(r for r in per_type if r[0] == "Must-Do Omission")

@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.agreement.data import compute_study_report
-from annotation.agreement.stats import versus_reference
+from annotation.agreement.versus import versus_reference
 from annotation.models import Job, JobKind, JobStatus
 
 from .helpers import labelled_study, records_of
@@ -19,7 +19,7 @@ def test_the_job_result_holds_each_annotator_against_the_consensus(study):
     result = compute_study_report(study, n_boot=0)
     records, codes, consensus = records_of(study)["smell"]
     assert result["axes"]["smell"]["versus_consensus"] == versus_reference(
-        records, consensus, codes
+        records, consensus, codes, n_boot=0
     )
     # G1 agreed on cards 1, 3 and 5 of six: alice is "right" on exactly those
     alice = result["axes"]["smell"]["versus_consensus"]["alice"]

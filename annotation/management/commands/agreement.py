@@ -23,8 +23,9 @@ class Command(StudyCommand):
         "result as JSON (undefined values are null with a sibling <key>_reason); without "
         "it, a summary per axis with the report page's numbers (annotation/agreement/tables.py): "
         "cards, Krippendorff's alpha, group and pair kappas with bootstrap 95% intervals, "
-        "per type the prevalence in the consensus and the pairs' kappas, each annotator "
-        "against the consensus, and the taxonomy table. --taxonomy-version N computes it on an "
+        "each team's mean of its groups' kappas, per type the prevalence in the consensus "
+        "and the pairs' kappas, each annotator against the consensus (with intervals over "
+        "conversations), and the taxonomy table. --taxonomy-version N computes it on an "
         "earlier taxonomy version the study moved away from (its labels as they stood)."
     )
 
@@ -37,7 +38,10 @@ class Command(StudyCommand):
             "--bootstrap",
             type=int,
             default=1000,
-            help="bootstrap resamples for the kappa intervals (default 1000; 0 = none)",
+            help=(
+                "bootstrap resamples for the intervals: the kappas' (over cards) and the "
+                "annotators' against the consensus (over conversations); default 1000, 0 = none"
+            ),
         )
         parser.add_argument(
             "--taxonomy-version",
