@@ -199,7 +199,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     # JSON nested deeper than 100 levels is a 400 before it is parsed (annotation/api/common.py)
     "DEFAULT_PARSER_CLASSES": [
-        "annotation.api.common.JSONBodyParser",
+        "annotation.api.parsers.JSONBodyParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],

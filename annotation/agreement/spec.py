@@ -177,3 +177,38 @@ def pair_names(key: str, pair: Mapping) -> tuple[str, str]:
 def pair_label(key: str, pair: Mapping, sep: str = "|") -> str:
     """A pair as its names say it: "alice|bob" (a row's CSV name), "alice · bob" (shown)."""
     return sep.join(pair_names(key, pair))
+
+
+# -- building tables: what every table module uses
+
+COUNT = "count"
+KAPPA = Column("cohen_kappa", "Cohen's κ", tex="Cohen's $\\kappa$", text="kappa {}")
+
+
+def cells(section: Mapping, columns: Sequence[Column], **given: Cell) -> tuple[Cell, ...]:
+    return tuple(given[c.name] if c.name in given else value_of(section, c.name) for c in columns)
+
+
+def type_rows(section: Mapping, columns, codes, names, present: str, name: str = "") -> tuple:
+    return tuple(
+        Row(
+            tuple(
+                Cell(names.get(code, code))
+                if c.kind == "text"
+                else label_cell(section, c.name, code)
+                for c in columns
+            ),
+            name=name,
+            label=code,
+            text=code,
+        )
+        for code in codes
+        if code in (section.get(present) or {})
+    )
+
+
+def folded(table_id: str, title: str, scope: str, columns, rows) -> Table:
+    """A per-type detail table: folded under its title on the page, in every download."""
+    return Table(
+        table_id, title, scope, columns, rows, outputs=DETAILS, heading=False, summary=title
+    )

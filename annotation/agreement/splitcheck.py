@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from ..intake.splitcheck import CORRECT, ENTRY_AXIS, RIGHT_SPLIT
-from .spec import EVERYWHERE, Cell, Column, Row, Table, pair_label, value_of
+from .spec import EVERYWHERE, Cell, Column, Row, Table, cells, pair_label
 from .stats import encode_axes, report_from_encoded, wilson_interval
 
 CONFIDENCE = 0.95
@@ -212,17 +212,13 @@ def split_check_tables(check: Mapping | None) -> list[Table]:
     return [split_check_table(check)]
 
 
-def _cells(section: Mapping, columns: tuple[Column, ...], **given: Cell) -> tuple[Cell, ...]:
-    return tuple(given[c.name] if c.name in given else value_of(section, c.name) for c in columns)
-
-
 def _who_rows(check: Mapping, columns: tuple[Column, ...]) -> list[Row]:
     """The consensus's row, then one per annotator (a judge marked)."""
-    rows = [Row(_cells(check.get("consensus", {}), columns, who=Cell("Consensus")),
+    rows = [Row(cells(check.get("consensus", {}), columns, who=Cell("Consensus")),
                 name="consensus", text="Consensus", css="overall")]  # fmt: skip
     for who, r in check.get("annotators", {}).items():
         shown = f"{who} (judge)" if r.get("judge") else who
-        rows.append(Row(_cells(r, columns, who=Cell(shown)), name=who, text=shown))
+        rows.append(Row(cells(r, columns, who=Cell(shown)), name=who, text=shown))
     return rows
 
 
@@ -286,14 +282,14 @@ def binary_kappa_table(binary: Mapping) -> Table:
     """Cohen's kappa on correct / incorrect beside the full one: per group, over all pairs,
     and per pair."""
     rows = [
-        Row(_cells(section, BINARY_KAPPA, who=Cell(f"Group {name}")), name=name,
+        Row(cells(section, BINARY_KAPPA, who=Cell(f"Group {name}")), name=name,
             text=f"Group {name}")
         for name, section in binary.get("groups", {}).items()
     ]  # fmt: skip
-    rows.append(Row(_cells(binary.get("group_mean", {}), BINARY_KAPPA, who=Cell("All pairs")),
+    rows.append(Row(cells(binary.get("group_mean", {}), BINARY_KAPPA, who=Cell("All pairs")),
                     name="all pairs", text="All pairs", css="overall"))  # fmt: skip
     rows += [
-        Row(_cells(pair, BINARY_KAPPA, who=Cell(pair_label(key, pair, " · "))),
+        Row(cells(pair, BINARY_KAPPA, who=Cell(pair_label(key, pair, " · "))),
             name=pair_label(key, pair), text=pair_label(key, pair))
         for key, pair in binary.get("pairs", {}).items()
     ]  # fmt: skip

@@ -1074,20 +1074,6 @@ def _prevalence(
 
 
 # ---------------------------------------------------------------------------------------
-# One annotator against a reference: versus.py (its intervals resample conversations)
-
-
-def __getattr__(name: str):
-    """versus_reference and versus_encoded, which moved to versus.py, still import from
-    here (versus.py imports this module: the names are looked up when asked for)."""
-    if name in ("versus_reference", "versus_encoded"):
-        from . import versus
-
-        return getattr(versus, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-# ---------------------------------------------------------------------------------------
 # A proportion's interval
 
 

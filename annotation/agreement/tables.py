@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from .spec import (
-    DETAILS,
+    COUNT,
     EVERYWHERE,
+    KAPPA,
     NO_SMELL,
     NULL_MD,
     AxisSpec,
@@ -18,12 +19,16 @@ from .spec import (
     Row,
     Table,
     TaxonomyEntry,
+    cells,
     fmt,
+    folded,
     label_cell,
     pair_label,
+    type_rows,
     value_of,
 )
 from .splitcheck import split_check_tables
+from .versus_tables import versus_table, versus_types_table
 
 
 def report_spec(
@@ -66,12 +71,6 @@ def _pairs(report: Mapping):
     return report.get("pairs", {}).items()
 
 
-def _cells(section: Mapping, columns: Sequence[Column], **given: Cell) -> tuple[Cell, ...]:
-    return tuple(given[c.name] if c.name in given else value_of(section, c.name) for c in columns)
-
-
-COUNT = "count"
-KAPPA = Column("cohen_kappa", "Cohen's κ", tex="Cohen's $\\kappa$", text="kappa {}")
 CI = Column("cohen_kappa_ci", "95% CI", "ci", tex="95\\% CI", text="95% CI {}")
 AGREEMENT = Column("percent_agreement", "Percent agreement", text="agreement {}")
 MACRO = Column(
@@ -122,7 +121,7 @@ SUMMARY = (
 
 
 def summary_table(axis: str, report: Mapping) -> Table:
-    row = Row(_cells(report, SUMMARY), text=f"Axis {axis}")
+    row = Row(cells(report, SUMMARY), text=f"Axis {axis}")
     totals = {"n_complete_cards": value_of(report, "n_complete_cards")}
     return Table("summary", "Summary", "axis", SUMMARY, (row,), totals=totals, record=True)
 
@@ -150,7 +149,7 @@ def kappa_table(
     by_group = extras.get("pairs_by_group", {})
     rows = [
         Row(
-            _cells(
+            cells(
                 section, KAPPA_GROUPS, group=Cell(name), n_pairs=Cell(len(by_group.get(name, [])))
             ),
             name=name,
@@ -169,7 +168,7 @@ def kappa_table(
         everyone += f" ({' and '.join(f'{kind}s' for kind in teams)} together)"
     rows.append(
         Row(
-            _cells(mean, KAPPA_GROUPS, group=Cell(everyone), n_pairs=n_pairs),
+            cells(mean, KAPPA_GROUPS, group=Cell(everyone), n_pairs=n_pairs),
             name="all pairs",
             scope="overall",
             text=everyone,
@@ -279,7 +278,7 @@ def pairs_table(report: Mapping, extras: Mapping) -> Table:
             group_of.setdefault(key, []).append(group)
     rows = tuple(
         Row(
-            _cells(
+            cells(
                 pair,
                 PAIRS,
                 pair=Cell(pair_label(key, pair, " · ")),
@@ -301,7 +300,7 @@ def between_table(between: Mapping) -> Table:
     n = between.get("n_cards", 0)
     rows = tuple(
         Row(
-            _cells(pair, BETWEEN, groups=Cell(pair_label(key, pair, " · "))),
+            cells(pair, BETWEEN, groups=Cell(pair_label(key, pair, " · "))),
             name=pair_label(key, pair),
             text=pair_label(key, pair),
         )
@@ -323,24 +322,6 @@ def between_table(between: Mapping) -> Table:
     )
 
 
-def _type_rows(section: Mapping, columns, codes, names, present: str, name: str = "") -> tuple:
-    return tuple(
-        Row(
-            tuple(
-                Cell(names.get(code, code))
-                if c.kind == "text"
-                else label_cell(section, c.name, code)
-                for c in columns
-            ),
-            name=name,
-            label=code,
-            text=code,
-        )
-        for code in codes
-        if code in (section.get(present) or {})
-    )
-
-
 PAIR_TYPES = (
     Column("type", "Type", "text"),
     Column("per_label_kappa", "Cohen's κ", tex="Cohen's $\\kappa$"),
@@ -351,15 +332,8 @@ PAIR_TYPES = (
 
 def pair_types_table(key: str, pair: Mapping, codes, names) -> Table:
     title = f"Per type: {pair_label(key, pair, ' · ')} (κ, PABAK, AC1)"
-    rows = _type_rows(pair, PAIR_TYPES, codes, names, "per_label_kappa", name=pair_label(key, pair))
-    return _folded("pair-per-type", title, "pair", PAIR_TYPES, rows)
-
-
-def _folded(table_id: str, title: str, scope: str, columns, rows) -> Table:
-    """A per-type detail table: folded under its title on the page, in every download."""
-    return Table(
-        table_id, title, scope, columns, rows, outputs=DETAILS, heading=False, summary=title
-    )
+    rows = type_rows(pair, PAIR_TYPES, codes, names, "per_label_kappa", name=pair_label(key, pair))
+    return folded("pair-per-type", title, "pair", PAIR_TYPES, rows)
 
 
 PER_TYPE = (
@@ -418,79 +392,6 @@ def per_type_table(report: Mapping, codes: Sequence[str], names: Mapping[str, st
         intro=intro,
         summary="Per type: the numbers",
     )
-
-
-def _ci(of: str) -> Column:
-    """The interval column right after its measure `of` (the CSV puts the interval in that
-    measure's ci_low and ci_high); left out where no row has one (n_boot=0, a result
-    computed before the judge's measures had intervals)."""
-    return Column(f"{of}_ci", "95% CI", "ci", tex="95\\% CI", text="95% CI {}", optional=True)
-
-
-VERSUS = (
-    Column("annotator", "Annotator", "text"),
-    Column("n_cards", "Cards", COUNT, text="{} cards"),
-    Column("n_conversations", "Conversations", COUNT, optional=True, text="{} conversations"),
-    Column("accuracy", "Exact set", text="exact set {}"),
-    _ci("accuracy"),
-    KAPPA,
-    _ci("cohen_kappa"),
-    Column("macro_f1", "Mean F1 over types", text="mean F1 over types {}"),
-    _ci("macro_f1"),
-)
-
-
-def macro_f1(r: Mapping) -> Cell:
-    """The stored mean of the defined per-type F1s; computed here for a result stored
-    before the job stored it."""
-    if "macro_f1" in r:
-        return value_of(r, "macro_f1")
-    f1 = [v for v in (r.get("f1") or {}).values() if v is not None]
-    if not f1:
-        return Cell(None, "undefined: no type has a defined F1")
-    return Cell(sum(f1) / len(f1))
-
-
-def versus_table(versus: Mapping) -> Table:
-    rows = tuple(
-        Row(_cells(r, VERSUS, annotator=Cell(who), macro_f1=macro_f1(r)), name=who, text=who)
-        for who, r in versus.items()
-    )
-    note = (
-        "The consensus is the truth here. Intervals: bootstrap 95% percentile intervals "
-        "resampling conversations (all cards of a drawn conversation together), with the "
-        "job's resamples and seed. Import an LLM judge's labels with "
-        "`import_annotations SLUG FILE --judge --create-members`: a judge is compared with "
-        "the gold labels here but never votes in the rounds."
-    )
-    return Table(
-        "versus",
-        "Each annotator against the consensus",
-        "versus",
-        VERSUS,
-        rows,
-        outputs=EVERYWHERE,
-        note=note,
-    )
-
-
-VERSUS_TYPES = (
-    Column("type", "Type", "text"),
-    Column("precision", "Precision"),
-    _ci("precision"),
-    Column("recall", "Recall"),
-    _ci("recall"),
-    Column("f1", "F1"),
-    _ci("f1"),
-    Column("per_label_kappa", "κ", tex="$\\kappa$"),
-    _ci("per_label_kappa"),
-)
-
-
-def versus_types_table(who: str, r: Mapping, codes, names) -> Table:
-    title = f"{who}: precision, recall, F1 and κ per type"
-    rows = _type_rows(r, VERSUS_TYPES, codes, names, "f1", name=who)
-    return _folded("versus-per-type", title, "versus", VERSUS_TYPES, rows)
 
 
 TAXONOMY = (

@@ -9,7 +9,6 @@ default."""
 
 from __future__ import annotations
 
-import io
 import re
 
 from django.conf import settings
@@ -29,13 +28,11 @@ from rest_framework.exceptions import (
 )
 from rest_framework.fields import empty
 from rest_framework.pagination import PageNumberPagination
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from .. import conversation_keys
-from ..jsondepth import MAX_DEPTH, too_deep
 from ..limits import TextLimit
 from .throttling import FailedAuthentications
 
@@ -233,16 +230,3 @@ class ClosedSerializerExtension(OpenApiSerializerExtension):
         if direction == "request":
             schema["additionalProperties"] = False
         return schema
-
-
-class JSONBodyParser(JSONParser):
-    """DRF's JSON parser (settings.REST_FRAMEWORK's default, and the JSON-only views'), but a
-    body nested deeper than the importers' limit is a 400 naming the body before json reads
-    it: json recurses once per level, and 1,000 levels were a RecursionError, a 500. The
-    body's size is bounded before any parser runs (DATA_UPLOAD_MAX_MEMORY_SIZE)."""
-
-    def parse(self, stream, media_type=None, parser_context=None):
-        body = stream.read()
-        if too_deep(body):
-            raise ParseError(f"The JSON body is nested deeper than {MAX_DEPTH} levels.")
-        return super().parse(io.BytesIO(body), media_type, parser_context)

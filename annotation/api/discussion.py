@@ -45,7 +45,6 @@ from ..models import (
 )
 from ..views.discussion import card_comments, group_annotations
 from .common import (
-    JSONBodyParser,
     conversation_named,
     page_of,
     paginate,
@@ -64,6 +63,7 @@ from .outputs import (
     ProposalOutputSerializer,
     ProposalsQuerySerializer,
 )
+from .parsers import JSONBodyParser
 
 
 @extend_schema(

@@ -25,8 +25,9 @@ from ..jobs import NOT_BLIND_FOR_YOU, enqueue, result_path, start_label_import
 from ..models import Job, JobKind, JobStatus
 from ..tasks import reap_lost_jobs, run_export
 from ..uploads import too_large
-from .common import JSONBodyParser, job_url, page_of, paginate, read_query, responses
+from .common import job_url, page_of, paginate, read_query, responses
 from .outputs import ExportInputSerializer, JobsQuerySerializer
+from .parsers import JSONBodyParser
 from .serializers import JobStartedSerializer, JobStatusSerializer, LabelImportInputSerializer
 
 # the media type of a downloaded file, by its extension (the file is sent as it was written)

@@ -42,13 +42,13 @@ from ..models import (
 )
 from ..opensort.access import labels_locked
 from .common import (
-    JSONBodyParser,
     conversation_named,
     page_of,
     paginate,
     read_query,
     responses,
 )
+from .parsers import JSONBodyParser
 from .serializers import (
     AgreementQuerySerializer,
     AnnotationInputSerializer,

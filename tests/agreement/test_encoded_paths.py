@@ -18,9 +18,8 @@ from annotation.agreement.stats import (
     encode,
     encode_axes,
     report_from_encoded,
-    versus_encoded,
-    versus_reference,
 )
+from annotation.agreement.versus import versus_encoded, versus_reference
 
 from .factories import CODES, make_records
 

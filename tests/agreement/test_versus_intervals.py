@@ -24,7 +24,7 @@ from sklearn.metrics import (
     precision_recall_fscore_support,
 )
 
-from annotation.agreement.stats import versus_reference
+from annotation.agreement.versus import versus_reference
 
 from .factories import CODES, make_records
 
