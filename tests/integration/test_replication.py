@@ -15,15 +15,26 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field
 from io import StringIO
 from statistics import mean
 
 import pytest
 from django.core.management import call_command
+from sklearn.metrics import cohen_kappa_score
+from statsmodels.stats.proportion import proportion_confint
 
-from annotation.models import Conversation, Study
+from annotation.models import (
+    Annotation,
+    CardState,
+    Consensus,
+    Conversation,
+    SetAside,
+    SplitProposal,
+    Study,
+    Turn,
+)
 from tests.model_stub import StubServer
 
 pytestmark = pytest.mark.django_db
@@ -35,7 +46,10 @@ SEED = 20
 CODE = {
     "python": [
         ("Fix my Python function that parses dates", "```python\ndef parse(s):\n    return s\n```"),
-        ("Now add a Python test for it", "```python\ndef test_parse():\n    assert parse('x')\n```"),
+        (
+            "Now add a Python test for it",
+            "```python\ndef test_parse():\n    assert parse('x')\n```",
+        ),
         ("Make the Python code faster", "```python\nfrom functools import cache\n```"),
     ],
     "sql": [
@@ -341,14 +355,328 @@ def student_labels(study: Study, code: str, other: str) -> tuple[list[dict], lis
     return first, second
 
 
-def test_dump(replicated):
-    for s in replicated["methods"]["steps"]:
-        print(s["step"], json.dumps(s["data"]), s["rows"])
+LANGUAGES = {"python": "Python", "java": "Java", "sql": "SQL"}
 
 
-def test_debug(replicated):
-    for e in Conversation.objects.filter(study__slug="repcheck"):
-        m = e.metadata["split_check"]
-        if entry_truth(m) != "correct":
-            t = TRUTH[m["original_external_id"]]
-            print(m["original_external_id"], m["first_turn"], m["last_turn"], t.topics, t.model_splits, entry_truth(m))
+def entries(study: Study) -> list[Conversation]:
+    """The splitting's entries, from the rows: every part, and every original it was asked
+    about and left whole."""
+    rows = Conversation.objects.filter(study=study).select_related("split_from")
+    return [c for c in rows if c.split_from_id or (c.split_considered_by_id
+                                                   and c.set_aside != SetAside.SPLIT)]  # fmt: skip
+
+
+def test_the_sample_holds_only_conversations_about_code(replicated):
+    study = replicated["study"]
+    sampled = list(Conversation.objects.in_set().filter(study=study).select_related("split_from"))
+    assert len(sampled) == step(replicated, "sample")["data"]["n"] > 0
+    for c in sampled:
+        t, first, last = span_of(c)
+        assert any(code for _, code, _ in t.span(first, last)), (c.key, t.topics, first, last)
+    # the second filter mattered: every off-topic chat the splitting cut out of a coding
+    # conversation was set aside, and none of them is in the sample
+    chat_parts = [p for p in Conversation.objects.filter(study=study, split_from__isnull=False)
+                  if not any(code for _, code, _ in span_of(p)[0].span(*span_of(p)[1:]))]  # fmt: skip
+    assert len(chat_parts) == sum(t.cid[:5] in ("after", "betwe") for t in TRUTH.values()) == 20
+    assert {p.set_aside for p in chat_parts} == {SetAside.FILTERED}
+
+
+def test_the_entry_accuracys_interval_holds_the_true_share(replicated):
+    study = replicated["study"]
+    population = entries(study)
+    truly = [span_of(e)[0].one_topic(*span_of(e)[1:]) for e in population]
+    true_share = sum(truly) / len(truly)
+    assert 0.8 < true_share < 1  # the model erred on purpose, on a few
+    (check,) = step(replicated, "split-check")["data"]["checks"]
+    assert check["population"] == len(population)
+    low, high = check["accuracy_ci"]
+    assert low <= true_share <= high
+    # the point: the share of the drawn entries that truly are one topic
+    drawn = Conversation.objects.filter(study__slug="repcheck")
+    correct = sum(entry_truth(c.metadata["split_check"]) == "correct" for c in drawn)
+    assert (check["n"], check["correct"]) == (drawn.count(), correct)
+
+
+def step(replicated, name: str) -> dict:
+    return next(s for s in replicated["methods"]["steps"] if s["step"] == name)
+
+
+def leaves(value, path=()) -> dict:
+    """Every number of a JSON value by its path (booleans are no numbers)."""
+    if isinstance(value, dict):
+        return {k: v for key, item in value.items() for k, v in leaves(item, (*path, key)).items()}
+    if isinstance(value, list):
+        return {k: v for i, item in enumerate(value) for k, v in leaves(item, (*path, i)).items()}
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return {path: value}
+    return {}
+
+
+# numbers that are no counts of rows: job ids (named by the rows below where it matters), and
+# the bootstrap's intervals and per-type means, which tests/agreement checks against the
+# libraries; each is still checked here to be an interval around its point
+NOT_COUNTS = re.compile(r"\b(job|agreement_job|kappa_ci|per_label_kappa_(macro|micro)_mean)\b")
+
+
+def test_every_number_of_the_methods_section_equals_the_rows(replicated):
+    study, methods = replicated["study"], replicated["methods"]
+    expected = {
+        "import": import_numbers(study),
+        "filter": filter_numbers(study),
+        "splitting": splitting_numbers(study, replicated["stub"]),
+        "second-filter": second_filter_numbers(study),
+        "split-check": split_check_numbers(study),
+        "sample": sample_numbers(study),
+        "teams": teams_numbers(study),
+        "agreement": agreement_numbers(study),
+        "moderation": moderation_numbers(study),
+    }
+    assert [s["step"] for s in methods["steps"]] == list(expected)
+    for s in methods["steps"]:
+        got, want = leaves(s["data"]), leaves(expected[s["step"]])
+        for path, value in want.items():
+            assert got.get(path) == pytest.approx(value, abs=1e-9), (s["step"], path)
+        unchecked = [p for p in got if p not in want]
+        assert all(NOT_COUNTS.search(".".join(map(str, p))) for p in unchecked), (s["step"],
+                                                                                   unchecked)  # fmt: skip
+        for row in s["rows"]:  # the table prints the data's numbers, no others
+            numbers = {v for v in row if isinstance(v, int | float) and not isinstance(v, bool)}
+            assert numbers <= set(got.values()), (s["step"], row)
+    for path, ci in leaves_ci(methods):
+        point = path[:-1] + ("kappa",)
+        assert ci[0] <= dig(methods, point) <= ci[1]
+
+
+def leaves_ci(methods) -> list:
+    out = []
+    for s in methods["steps"]:
+        for path, _ in leaves(s["data"]).items():
+            if path[-2:] == ("kappa_ci", 0):
+                out.append(((s["step"], *path[:-1]), dig(methods, (s["step"], *path[:-1]))))
+    return out
+
+
+def dig(methods, path):
+    value = next(s["data"] for s in methods["steps"] if s["step"] == path[0])
+    for key in path[1:]:
+        value = value[key]
+    return value
+
+
+# What each step's numbers must be: from the generator's truth, the files, the stub's
+# requests and the rows, computed here without the product's code.
+CODING_A = [t for t in TRUTH.values() if t.file == "a" and t.coding]
+CHATS = [t for t in TRUTH.values() if not t.coding]
+ASKED = [t for t in TRUTH.values() if t.coding and t.n_turns >= 2]
+SPLIT = [t for t in ASKED if t.model_splits]
+
+
+def pieces(t: Truth) -> list[tuple[int, int]]:
+    """The original's turns each entry of it holds, as the model cut it."""
+    cuts = [1, *t.model_splits, t.n_turns + 1]
+    return [(cuts[i], cuts[i + 1] - 1) for i in range(len(cuts) - 1)]
+
+
+def about_code(t: Truth, first: int, last: int) -> bool:
+    return any(code for _, code, _ in t.span(first, last))
+
+
+def current_after_split() -> list[tuple[Truth, int, int]]:
+    """What the second filter scans: the parts and every coding original left whole."""
+    whole = [(t, 1, t.n_turns) for t in TRUTH.values() if t.coding and t not in SPLIT]
+    return whole + [(t, a, b) for t in SPLIT for a, b in pieces(t)]
+
+
+def languages(names, spans) -> list[dict]:
+    def mentions(name, t, a, b):
+        return any(LANGUAGES.get(topic) == name for topic, _, _ in t.span(a, b))
+
+    return [{"language": n, "conversations": sum(mentions(n, *s) for s in spans)} for n in names]
+
+
+def cochran(population: int) -> dict:
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(0.975)
+    n0 = z * z * 0.25 / 0.05**2
+    exact = n0 * population / (n0 + population - 1)
+    return {"z": z, "n0": n0, "n_exact": exact, "n": -int(-exact // 1)}
+
+
+def import_numbers(study: Study) -> dict:
+    b = [t for t in TRUTH.values() if t.file == "b"]
+    a_all = [t for t in TRUTH.values() if t.file == "a"]
+    imports = [
+        {"records": len(a_all), "imported": len(CODING_A), "rejected": 0,
+         "dropped": len(a_all) - len(CODING_A), "already_imported": 0,
+         "in_study": len(CODING_A), "turns": sum(t.n_turns for t in CODING_A)},
+        {"records": len(b), "imported": len(b), "rejected": 0, "dropped": 0,
+         "already_imported": 0, "in_study": len(b), "turns": sum(t.n_turns for t in b)},
+    ]  # fmt: skip
+    originals = Conversation.objects.filter(study=study, split_from__isnull=True)
+    assert originals.count() == len(CODING_A) + len(b)
+    return {"imports": imports, "totals": {
+        "conversations": originals.count(), "turns": sum(i["turns"] for i in imports),
+        "records": len(TRUTH), "rejected": 0, "dropped": len(a_all) - len(CODING_A),
+        "already_imported": 0, "files": 2}}  # fmt: skip
+
+
+def names_of(study, step_name, path):
+    data = step({"methods": methods_of(study)}, step_name)["data"]
+    for key in path:
+        data = data[key]
+    return [e["language"] for e in data]
+
+
+def methods_of(study: Study) -> dict:
+    out = StringIO()
+    call_command("methods", study.slug, "--format", "json", stdout=out)
+    return json.loads(out.getvalue())
+
+
+def filter_numbers(study: Study) -> dict:
+    in_a = [(t, 1, t.n_turns) for t in TRUTH.values() if t.file == "a"]
+    in_study = [(t, 1, t.n_turns) for t in TRUTH.values() if t.file == "b" or t.coding]
+    b_chats = sum(t.file == "b" and not t.coding for t in TRUTH.values())
+    chat_parts = sum(not about_code(*s) for s in current_after_split())
+    names = names_of(study, "filter", ["runs", 0, "languages"])
+    return {"runs": [
+        {"languages": languages(names, in_a), "scanned": len(in_a), "kept": len(CODING_A),
+         "dropped": len(in_a) - len(CODING_A),
+         "dropped_reasons": {"no language mentioned": len(in_a) - len(CODING_A)}},
+        {"languages": languages(names, in_study), "scanned": len(in_study),
+         "kept": len(in_study) - b_chats, "dropped": b_chats,
+         "dropped_reasons": {"no language mentioned": b_chats}, "set_aside": b_chats,
+         "kept_assigned": 0},
+    ], "filtered_now": b_chats + chat_parts}  # fmt: skip
+
+
+def splitting_numbers(study: Study, stub: StubServer) -> dict:
+    asked, points = len(ASKED), sum(len(t.model_splits) for t in SPLIT)
+    parts = sum(len(pieces(t)) for t in SPLIT)
+    assert len(stub.bodies) == asked and {b["temperature"] for b in stub.bodies} == {1.0}
+    assert SplitProposal.objects.filter(conversation__study=study, kind="split").count() == points
+    assert Conversation.objects.filter(study=study, split_from__isnull=False).count() == parts
+    job = {"min_turns": 2, "temperature": 1.0, "seed": 11, "examples": len(EXAMPLES),
+           "asked": asked, "answered": asked, "cached": 0, "skipped": 0, "problems": 0,
+           "proposed": len(SPLIT), "points": points, "drops": 0,
+           "tokens": {"prompt": 100 * asked, "completion": 10 * asked},  # the stub's usage
+           "split": len(SPLIT), "parts": parts, "dropped_turns": 0, "refused": 0}  # fmt: skip
+    whole = asked - len(SPLIT)
+    return {"jobs": [job], "now": {"entries": parts + whole, "split": len(SPLIT), "parts": parts,
+            "left_whole": whole, "dropped_turns": 0},
+            "proposals": {"split/llm": {"open": 0, "applied": points, "dismissed": 0}}}  # fmt: skip
+
+
+def second_filter_numbers(study: Study) -> dict:
+    spans = current_after_split()
+    kept = [s for s in spans if about_code(*s)]
+    names = names_of(study, "second-filter", ["runs", 0, "languages"])
+    b_chats = sum(t.file == "b" and not t.coding for t in TRUTH.values())
+    dropped = len(spans) - len(kept)
+    return {"runs": [{"languages": languages(names, spans), "scanned": len(spans),
+            "kept": len(kept), "dropped": dropped,
+            "dropped_reasons": {"no language mentioned": dropped}, "set_aside": dropped,
+            "kept_assigned": 0}], "filtered_now": b_chats + dropped,
+            "kept_now": {"conversations": len(kept),
+                         "single_turn": sum(b == a for _, a, b in kept),
+                         "multi_turn": sum(b > a for _, a, b in kept)}}  # fmt: skip
+
+
+def round_1(study_slug: str) -> dict:
+    """{group: {annotator: {turn id: "sorted,codes"}}} of round 1, from the rows."""
+    out = defaultdict(lambda: defaultdict(dict))
+    rows = Annotation.objects.current().filter(round=1, turn__conversation__study__slug=study_slug)
+    for x in rows.select_related("annotator"):
+        for g in x.turn.conversation.groups.all():
+            out[g.name][x.annotator.username][x.turn_id] = ",".join(sorted(x.codes))
+    return out
+
+
+def split_check_numbers(study: Study) -> dict:
+    population = sum(len(pieces(t)) for t in ASKED)
+    n = cochran(population)["n"]
+    drawn = Conversation.objects.filter(study__slug="repcheck")
+    correct = sum(entry_truth(c.metadata["split_check"]) == "correct" for c in drawn)
+    labels = round_1("repcheck")["checkers"]
+    turns = sorted(labels["cu1"])
+    full = [[labels[u][t] for t in turns] for u in ("cu1", "cu2")]
+    binary = [[v == "correct" for v in row] for row in full]
+    assert drawn.count() == n == len(turns)
+    return {"checks": [{"population": population, "n": n, "seed": 3, "confidence": 0.95,
+            "margin": 0.05, "consensus": n, "correct": correct, "accuracy": correct / n,
+            "accuracy_ci": list(proportion_confint(correct, n, method="wilson")),
+            "kappa": cohen_kappa_score(*binary),
+            "kappa_full": cohen_kappa_score(*full)}]}  # fmt: skip
+
+
+def sample_numbers(study: Study) -> dict:
+    pool = [s for s in current_after_split() if about_code(*s) and s[2] > s[1]]
+    size = cochran(len(pool))
+    return {"population": len(pool), "n": size["n"], "seed": 7, "confidence": 0.95,
+            "margin": 0.05, "proportion": 0.5, "min_turns": 2, "earlier_samples": 0,
+            "in_set_now": size["n"], "formula": size}  # fmt: skip
+
+
+GROUPS = {"experts": "expert", "students-a": "student", "students-b": "student"}
+
+
+def teams_numbers(study: Study) -> dict:
+    groups = []
+    for name in sorted(GROUPS):
+        g = study.groups.get(name=name)
+        groups.append({"conversations": g.conversations.count(),
+                       "cards": Turn.objects.filter(conversation__groups=g).count()})  # fmt: skip
+    assert sum(x["conversations"] for x in groups) == sample_numbers(study)["n"]
+    teams = {kind: {k: sum(x[k] for n, x in zip(sorted(GROUPS), groups, strict=True)
+                           if GROUPS[n] == kind) for k in ("conversations", "cards")}
+             for kind in ("expert", "student")}  # fmt: skip
+    return {"groups": groups, "teams": teams}
+
+
+def agreement_numbers(study: Study) -> dict:
+    labels = round_1("rep")
+    groups, kappas, shares = {}, defaultdict(list), defaultdict(list)
+    for name, kind in GROUPS.items():
+        a, b = sorted(labels[name])
+        turns = sorted(set(labels[name][a]) & set(labels[name][b]))
+        x, y = [labels[name][a][t] for t in turns], [labels[name][b][t] for t in turns]
+        kappa, share = cohen_kappa_score(x, y), mean(p == q for p, q in zip(x, y, strict=True))
+        groups[name] = {"kappa": kappa, "percent_agreement": share}
+        kappas[kind].append(kappa)
+        shares[kind].append(share)
+
+    def team(kind):
+        k = kappas[kind]
+        return {"n_groups": len(k), "n_defined": len(k), "cohen_kappa_mean": mean(k),
+                "lowest": min(k), "highest": max(k), "percent_agreement_mean": mean(shares[kind])}  # fmt: skip
+
+    teams = {kind: team(kind) for kind in ("expert", "student")}
+    return {"round": 1, "n_boot": 200, "axes": {"type": {"groups": groups, "teams": teams,
+            "phases": {"closed_sort": {"student": teams["student"]},
+                       "open_sort": {"expert": teams["expert"]}}}}}  # fmt: skip
+
+
+def moderation_numbers(study: Study) -> dict:
+    """From the generator's rules of the labels (student_labels, expert_tags)."""
+    groups = {}
+    for name in GROUPS:
+        g = study.groups.get(name=name)
+        cards = list(Turn.objects.filter(conversation__groups=g).values_list("index", flat=True))
+        if name == "experts":  # they differ on every second turn, and nobody discussed yet
+            disputed = revised = sum(i == 2 for i in cards)
+            revised, escalated, open_ = 0, 0, disputed
+        else:
+            disputed = sum(k % 5 == 0 for k in range(len(cards)))
+            revised = sum(k % 5 == 0 and (k // 5) % 2 == 0 for k in range(len(cards)))
+            escalated = open_ = disputed - revised
+        groups[name] = {"cards": len(cards), "agreed_round_1": len(cards) - disputed,
+                        "disputed": disputed, "revised": revised, "agreed_discussion": revised,
+                        "escalated": escalated, "moderator": 0, "open": open_, "proposals": 0}  # fmt: skip
+    assert CardState.objects.filter(group__study=study, status="escalated").count() == sum(
+        g["escalated"] for g in groups.values()
+    )
+    assert Consensus.objects.current().filter(group__study=study, method="moderator").count() == 0
+    totals = {k: sum(g[k] for g in groups.values()) for k in groups["experts"]}
+    return {"groups": groups, "totals": totals, "discussion_rounds": 1,
+            "proposals": {"made": 0, "pending": 0, "accepted": 0, "mapped": 0, "rejected": 0}}  # fmt: skip
