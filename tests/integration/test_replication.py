@@ -432,6 +432,10 @@ def test_every_number_of_the_methods_section_equals_the_rows(replicated):
         "moderation": moderation_numbers(study),
     }
     assert [s["step"] for s in methods["steps"]] == list(expected)
+    # every run here was a command's, and says so
+    runs = [*step(replicated, "filter")["data"]["runs"], *step(replicated, "splitting")["data"]["jobs"],
+            *step(replicated, "second-filter")["data"]["runs"]]  # fmt: skip
+    assert {r["via"] for r in runs} == {"command"}
     for s in methods["steps"]:
         got, want = leaves(s["data"]), leaves(expected[s["step"]])
         for path, value in want.items():
