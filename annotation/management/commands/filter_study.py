@@ -42,7 +42,7 @@ class Command(BaseCommand):
             self.stdout.write(f"{n} filtered conversation(s) back in the study's set.")
             return
         # a job like the page's (stored, listed on the study's pages), run here and now
-        params = {"filter": "coding", "apply": not dry_run}
+        params = {"filter": "coding", "apply": not dry_run, "via": "command"}
         job = Job.objects.create(study=study, kind=JobKind.FILTER, params=params)
         run_filter_study(job.pk)
         job.refresh_from_db()

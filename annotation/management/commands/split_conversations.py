@@ -60,9 +60,10 @@ class Command(StudyCommand):
     def handle(self, *args, slug: str, **options):
         study = self.get_study(slug)
         params = self.params(options)
-        job = self.resumable(study, params.as_params())
+        stored = {**params.as_params(), "via": "command"}  # the methods section says so
+        job = self.resumable(study, stored)
         if job is None:
-            job = Job.objects.create(study=study, kind=JobKind.SPLIT, params=params.as_params())
+            job = Job.objects.create(study=study, kind=JobKind.SPLIT, params=stored)
             job.claim_run()
         else:
             self.stdout.write(f"Resuming splitting job #{job.pk} where it stopped.")
