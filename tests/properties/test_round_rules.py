@@ -605,8 +605,16 @@ class RoundRules(RuleBasedStateMachine):
         self.decide_a_proposal(data, picked)
 
     def decide_a_proposal(self, data, proposal: Proposal) -> None:
-        who = self.draw_actor(data, favour=("lead", "moderator", "mod-b"))
-        action = data.draw(st.sampled_from(["accept", "map", "reject"]), label="action")
+        # an accept in group B (the card goes back there only) is rare: sought until seen
+        seeking = (
+            proposal.status == ProposalStatus.PENDING
+            and self.world.group_of(proposal.proposer, proposal.turn) == "B"
+            and "in group B, accept a proposal: done" not in self.outcomes
+        )
+        favour = ("lead",) if seeking else ("lead", "moderator", "mod-b")
+        who = self.draw_actor(data, favour=favour, weight=6 if seeking else 3)
+        actions = ["accept"] * 4 + ["map", "reject"] if seeking else ["accept", "map", "reject"]
+        action = data.draw(st.sampled_from(actions), label="action")
         value = {
             "accept": st.sampled_from(["", "User Intent Quality", "no such category"]),
             "map": st.sampled_from(["code_rollback", "must_do_omission", "no_such_code"]),
