@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Exists, Max, OuterRef
 
 from taxonomy.models import Category, TaxonomyVersion, Type
 
@@ -134,8 +134,11 @@ def dissolved_disputes(study: Study, carrier: Carrier) -> list[tuple[CardState, 
     states = CardState.objects.filter(
         group__study=study, status__in=(CardStatus.DISPUTED, CardStatus.ESCALATED)
     )
-    decided = Consensus.objects.filter(group__study=study, is_current=True)
-    states = list(states.exclude(turn_id__in=decided.values("turn_id")).order_by("pk"))
+    # a card decided in its group (another group sharing it may still dispute it)
+    decided = Consensus.objects.filter(
+        turn_id=OuterRef("turn_id"), group_id=OuterRef("group_id"), is_current=True
+    )
+    states = list(states.exclude(Exists(decided)).order_by("pk"))
     members: dict[int, set[int]] = {}
     for group_id, user_id in Group.annotators.through.objects.filter(
         group__study=study

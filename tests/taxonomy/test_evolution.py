@@ -26,6 +26,7 @@ from annotation.models import (
     CardState,
     CardStatus,
     Consensus,
+    Conversation,
     Job,
     Kind,
     Method,
@@ -707,3 +708,23 @@ def test_the_confirmation_says_how_many_disputes_the_merge_dissolves(study, labe
     said = preview(study, SPEC)
     assert said["counts"]["disputes_dissolved"] == 1  # t1; t2 waits for a split side
     assert CardState.objects.get(turn=labelled[1]).status == CardStatus.DISPUTED  # unchanged
+
+
+def test_a_dispute_dissolves_in_its_group_though_another_group_decided_the_card(study, lead):
+    """A card two groups share: decided in A, disputed in B only on the merged types. The
+    move agrees B's dispute; A's consensus is carried as it was."""
+    a1, a2, b1, b2 = (make_user(n) for n in ("a1", "a2", "b1", "b2"))
+    group_a = make_group(study, "A", [a1, a2])
+    group_b = make_group(study, "B", [b1, b2])
+    turn = make_conversation(study, "shared", n_turns=1, group=group_a).turns.get()
+    Conversation.objects.filter(pk=turn.conversation_id).assign(group_b)
+    label(turn, a1, "incomplete_instruction", group=group_a)
+    label(turn, a2, "incomplete_instruction", group=group_a)
+    label(turn, b1, "must_do_omission", group=group_b)
+    label(turn, b2, "must_not_violation", group=group_b)
+    assert CardState.objects.get(turn=turn, group=group_b).status == CardStatus.DISPUTED
+    evolve(study, SPEC, lead)
+    assert CardState.objects.get(turn=turn, group=group_b).status == CardStatus.AGREED
+    decided = Consensus.objects.get(turn=turn, group=group_b, is_current=True)
+    assert (codes_of(decided), decided.method) == ({MERGED}, Method.UNANIMOUS)
+    assert Consensus.objects.filter(turn=turn, group=group_a, is_current=True).count() == 1
