@@ -75,7 +75,9 @@ def test_any_file_is_read_or_refused_line_by_line(file_lines):
             head = line.split(": ", 1)[0]  # ex.jsonl:N, or the file itself
             assert head == "ex.jsonl" or head.split(":")[1].isdigit(), line
     else:
-        assert 1 <= len(got) <= MAX_EXAMPLES
+        # read whole: every line that is not blank became one example, in order
+        written = [json.loads(line) for line in data.split("\n") if line.strip()]
+        assert [e["turns"] for e in got] == [w["turns"] for w in written]
         for example in got:
             assert set(example) == {"turns", "splits", "drop_turns"}
 
