@@ -10,6 +10,7 @@ import os
 import random
 import subprocess
 import sys
+import time
 
 import pytest
 import redis
@@ -165,8 +166,12 @@ django.setup()
 from django.conf import settings
 from rest_framework.test import APIClient
 from rest_framework.throttling import SimpleRateThrottle
+from annotation.api.throttling import FailedAuthentications
 assert settings.CACHES["default"]["BACKEND"].endswith("RedisCache"), settings.CACHES
 SimpleRateThrottle.THROTTLE_RATES["anon"] = "3/minute"
+# both processes at the same instant: the count's windows are the clock's minutes, and the
+# second process must not start in the next one
+FailedAuthentications.timer = lambda self: float(sys.argv[3])
 client = APIClient(REMOTE_ADDR=sys.argv[2], HTTP_HOST="127.0.0.1")
 print([client.get("/api/studies/").status_code for _ in range(int(sys.argv[1]))])
 """
@@ -175,10 +180,11 @@ print([client.get("/api/studies/").status_code for _ in range(int(sys.argv[1]))]
 def test_with_cache_url_failed_authentications_count_in_every_process():
     url = "redis://127.0.0.1:6379/13"
     address = f"10.{random.randrange(256)}.{random.randrange(256)}.{random.randrange(1, 255)}"
+    now = str(time.time())
     try:
         # two gunicorn workers: the first answers three failures, the second is past the limit
-        first = python_with(url, FAILURES_IN_A_PROCESS, "3", address)
-        second = python_with(url, FAILURES_IN_A_PROCESS, "1", address)
+        first = python_with(url, FAILURES_IN_A_PROCESS, "3", address, now)
+        second = python_with(url, FAILURES_IN_A_PROCESS, "1", address, now)
         assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
         assert (first.stdout.strip(), second.stdout.strip()) == ("[401, 401, 401]", "[429]")
     finally:
