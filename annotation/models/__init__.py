@@ -39,6 +39,12 @@ from .jobs import (
     JobQuerySet,
     JobStatus,
 )
+from .judges import (
+    JudgeRun,
+    JudgeRunStatus,
+    JudgeScore,
+    JudgeUnits,
+)
 from .opensort import (
     BoardEvent,
     BoardType,
@@ -85,6 +91,10 @@ from .study import (
 )
 
 __all__ = [
+    "JudgeRun",
+    "JudgeRunStatus",
+    "JudgeScore",
+    "JudgeUnits",
     "Role",
     "Kind",
     "Phase",

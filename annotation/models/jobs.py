@@ -23,6 +23,7 @@ class JobKind(models.TextChoices):
     # the coding filter over the study's conversations: a dry run, or setting aside the ones
     # the rules drop (params: filter, apply; annotation/intake/coding_report.filter_study)
     FILTER = "filter"
+    JUDGE = "judge"  # a machine judge's run over a group's cards (annotation/judges)
 
 
 class JobStatus(models.TextChoices):

@@ -29,6 +29,8 @@ class Source(models.TextChoices):
     # round-1 labels an expert gave as free tags in an open sort, mapped at the freeze through
     # the board's one tag-to-type mapping (annotation/opensort): derived from their own tags only
     OPEN_SORT = "open_sort"
+    # a machine judge's label, written by a judge run (annotation/models/judges.py)
+    JUDGE = "judge"
 
 
 class CardStatus(models.TextChoices):
