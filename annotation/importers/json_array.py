@@ -180,12 +180,14 @@ def read_json_object(path: str | Path, chunk_size: int = CHUNK_SIZE) -> Iterator
             yield Item(None, 0, error=str(exc), offset=stream.offset)
 
 
-def starts_one_object(head: str) -> bool:
+def starts_one_object(head: str, whole: bool = False) -> bool:
     """Whether a file that starts with "{" holds one object over many lines rather than JSON
-    lines, from `head`, the file's start: its first line is no whole JSON value, and the
-    text reads on as one value past its first two lines (to its end, or to where `head` is
-    cut). A JSON line that is broken fails on its own line, or, cut short, on the next line's
-    start (`{"a": 1` then `{"b": 2}`): those stay JSON lines, each error named by its line."""
+    lines, from `head`, the file's start (`whole`: the file itself, nothing cut): its first
+    line is no whole JSON value, and the text reads on as one value past its first two lines
+    (to its end, or to where `head` is cut). A JSON line that is broken fails on its own
+    line, or, cut short, on the next line's start (`{"a": 1` then `{"b": 2}`): those stay
+    JSON lines, each error named by its line. An error near the end of a whole file is not a
+    cut: the file ends there."""
     lines = head.split("\n", 2)
     if len(lines) < 2:
         return False  # one line as long as the head: a JSON line (or one cut short)
@@ -198,7 +200,8 @@ def starts_one_object(head: str) -> bool:
     try:
         _, end = json.JSONDecoder().raw_decode(head)
     except json.JSONDecodeError as exc:
-        return exc.pos > two_lines or (len(lines) > 2 and _may_be_cut(exc, head))
+        cut = not whole and len(lines) > 2 and _may_be_cut(exc, head)
+        return exc.pos > two_lines or cut
     except ValueError:
         return False
     return end > len(lines[0])

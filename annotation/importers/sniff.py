@@ -39,6 +39,7 @@ def detect_container(path: str | Path) -> str:
                 if not more:
                     break
                 head = more
+            whole = not f.read(1)  # the head is the file's end: no record is cut in it
         except GZIP_ERRORS as exc:
             raise OSError(gzip_error(exc)) from None
     if head.startswith(PARQUET_MAGIC):
@@ -52,7 +53,7 @@ def detect_container(path: str | Path) -> str:
         return "array"
     if head.startswith(b"{"):
         text = head.decode("utf-8", errors="replace")
-        return "object" if starts_one_object(text) else "jsonl"
+        return "object" if starts_one_object(text, whole) else "jsonl"
     if head.startswith((b"<!--", b"#")):
         return "markdown"
     return "unknown"

@@ -150,3 +150,17 @@ def test_one_object_over_many_lines_is_told_from_json_lines(tmp_path_factory, re
     if "\n" in pretty.read_text(encoding="utf-8"):
         assert detect_container(pretty) == "object"
         assert [i.obj for i in read_items(pretty, "object")] == [records[0]]
+
+
+@pytest.mark.parametrize("broken", ["{broken", "{b", '{"id": 1,'])
+def test_a_short_file_of_json_lines_whose_first_line_is_broken_stays_json_lines(tmp_path, broken):
+    """A file shorter than the sniffer's window is read whole when its kind is told: a
+    broken first line whose error lies near the file's end is not a record cut short by the
+    window, so the file is JSON lines and the line after it is read (the file was taken for
+    one broken object and its other lines were lost)."""
+    path = tmp_path / "short.jsonl"
+    path.write_text(f'{broken}\n{{"id": 7}}\n', encoding="utf-8")
+    assert detect_container(path) == "jsonl"
+    items = list(read_items(path, "jsonl"))
+    assert [i.obj for i in items if i.error is None] == [{"id": 7}]
+    assert [i.line for i in items if i.error is not None] == [1]
