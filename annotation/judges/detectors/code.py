@@ -84,7 +84,7 @@ def blocks(text: str) -> tuple[Block, ...]:
 
 
 def _block(content: str, indent: str, lang: str) -> Block:
-    content = content.removesuffix("\n")
+    content = content.rstrip("\n")
     if indent:
         width = len(indent.expandtabs(4))
         content = "\n".join(_dedent(line, width) for line in content.split("\n"))

@@ -87,6 +87,19 @@ def build_signature(args: ast.arguments, drop_first: bool = False) -> inspect.Si
     return inspect.Signature(params)
 
 
+def bind(signature: inspect.Signature, args: Sequence, keywords: Sequence[str]) -> None:
+    """Binds a call's arguments to the signature as Python does; TypeError if they do not.
+    (Signature.bind refuses a keyword named like a positional-only parameter even where
+    **kwargs takes it, as Python does: such a keyword is passed under a name of its own.)"""
+    params = signature.parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    named = {}
+    for name in keywords:
+        positional_only = name in params and params[name].kind is inspect.Parameter.POSITIONAL_ONLY
+        named[name + " (to **kwargs)" if takes_any and positional_only else name] = None
+    signature.bind(*args, **named)
+
+
 @lru_cache(maxsize=8192)
 def _parse(text: str) -> ast.Module | None:
     try:
@@ -241,7 +254,7 @@ def _check(tree: ast.Module, block: code.Block, known: dict[str, Definition]):
             continue
         checked += 1
         try:
-            target.signature.bind(*node.args, **{k.arg: k.value for k in node.keywords})
+            bind(target.signature, node.args, [k.arg for k in node.keywords])
         except TypeError as error:
             call = ast.get_source_segment(block.text, node) or ast.unparse(node)
             out.append((weight, target, code.quote(call), str(error)))
