@@ -28,7 +28,8 @@ from functools import cached_property, lru_cache
 
 # a fence line: indentation, three or more backticks or tildes, the rest (info or nothing)
 _FENCE = re.compile(r"^([ \t]*)(`{3,}|~{3,})(.*)$", re.M)
-_WS = re.compile(r"\s+")
+_WS = re.compile(r"[^\S\n]+")  # whitespace but line breaks
+_ASCII_WS = str.maketrans("", "", " \t\r\f\v")  # the same, for ASCII text, faster
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,9 @@ class Block:
     @cached_property
     def norm(self) -> tuple[str, ...]:
         """The lines as compared: comments and all whitespace out, blank lines left out."""
-        squeezed = (_WS.sub("", line) for line in self.stripped.split("\n"))
-        return tuple(line for line in squeezed if line)
+        text = self.stripped
+        text = text.translate(_ASCII_WS) if text.isascii() else _WS.sub("", text)
+        return tuple(line for line in text.split("\n") if line)
 
     @cached_property
     def norm_set(self) -> frozenset[str]:
@@ -187,18 +189,43 @@ _SYNTAX = {
     "css": (_DQ + "|" + _SQ, r"/\*[\s\S]*?\*/"),
     "generic": (_DQ, _C_COMMENTS + r"|<!--[\s\S]*?-->|(?m:(?:^|(?<=\s))#(?=[ \t]|$)[^\n]*)"),
 }
+# the characters a string or comment of the family can start with: a position that holds
+# none is skipped at once (a third less time than trying every alternative there)
+_OPENERS = {
+    "python": "\"'#",
+    "javascript": "\"'`/",
+    "java": "\"'/",
+    "c": "\"'/",
+    "csharp": "@\"'/",
+    "go": "\"'`/",
+    "rust": "\"'/",
+    "php": "\"'/#",
+    "ruby": "\"'#=",
+    "r": "\"'#",
+    "swift": '"/',
+    "perl": "\"'#",
+    "matlab": '"%',
+    "vb": "\"' \tRr",
+    "delphi": "'/{(",
+    "sql": "'\"-/# \t",
+    "fortran": "\"'!",
+    "asm": "\"';",
+    "cobol": "\"'* \t",
+    "shell": "\"'#",
+    "lua": "\"'-{",
+    "markup": '"<',
+    "css": "\"'/",
+    "generic": '"/<#',
+}
 _STRIP = {
-    fam: re.compile(f"(?P<s>{strings})|(?P<c>{comments})", re.M)
+    fam: re.compile(f"(?=[{re.escape(_OPENERS[fam])}])(?:(?P<s>{strings})|(?P<c>{comments}))", re.M)
     for fam, (strings, comments) in _SYNTAX.items()
 }
 
 
-def _keep_strings(m: re.Match) -> str:
-    return m.group("s") if m.group("s") is not None else ""
-
-
 def strip_comments(text: str, fam: str) -> str:
-    return _STRIP[fam].sub(_keep_strings, text)
+    # a string is put back, a comment (the group `s` unmatched) becomes ""
+    return _STRIP[fam].sub(r"\g<s>", text)
 
 
 # --- comparing versions ------------------------------------------------------------------------

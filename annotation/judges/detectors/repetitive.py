@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from . import code
 from .base import Evidence, TurnView, register
 
+DIFF_UP_TO = 5  # the evidence holds the diff of a block with this many changed lines at most
+
 _VERBS = (
     r"fix|change|add|remove|delete|drop|make|update|modify|edit|rewrite|redo|refactor"
     r"|replace|rename|move|use|switch|convert|implement|handle|support|optimi[sz]e|improve"
@@ -104,7 +106,7 @@ class RepetitiveResponse:
                 continue
             n = code.changed_lines(match.norm, block.norm)
             changed += n
-            if n:
+            if 0 < n <= DIFF_UP_TO:
                 diffs.append(code.unified(match, block, previous.index, turn.index))
         request = code.quote(code.prose(turn.user), 200)
         if changed == 0:

@@ -8,7 +8,8 @@ definition's signature.
   that may change its signature (anything but staticmethod, classmethod, property,
   cached_property, lru_cache, cache, wraps, abstractmethod, override) is not used, nor is a
   class with decorators (a dataclass), a metaclass or `__new__`, nor a class without its own
-  `__init__` that has bases.
+  `__init__` that has bases. Definitions are read from the block's skeleton (its def and
+  class headers, bodies left out), so a syntax error elsewhere in it does not hide them.
 - Calls: in the reply's Python code, `f(...)` to a function or class defined earlier, and
   `x.m(...)` to a method that exactly one earlier class defines and no built-in type has
   (`x.get(...)` may be a dict's). A name the reply defines, imports or assigns itself is its
@@ -117,32 +118,94 @@ def _decorators_safe(node) -> bool:
     return True
 
 
-def _def_line(block: code.Block, node) -> str:
+_HEADER = ("@", "def ", "def\t", "async ", "class ")
+
+
+def skeleton(text: str) -> tuple[str, list[int]]:
+    """The block's top-level definitions and its classes' methods, their bodies made `pass`
+    (with the line each skeleton line comes from): parsing a skeleton costs a fraction of
+    the whole code, and a definition is read the same from either. (A syntax error
+    elsewhere in the block then does not hide its definitions.)"""
+    lines = text.split("\n")
+    out: list[str] = []
+    origin: list[int] = []
+    in_class, body_indent = False, None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        stripped = line.lstrip()
+        indent = len(line) - len(stripped)
+        if not stripped or stripped.startswith("#"):
+            i += 1
+            continue
+        if indent == 0:
+            in_class = stripped.startswith("class ")
+            body_indent = None
+        elif in_class and body_indent is None:
+            body_indent = indent
+        keep = stripped.startswith(_HEADER) and (
+            indent == 0 or (in_class and indent == body_indent)
+        )
+        if not keep:
+            i += 1
+            continue
+        i = _header(lines, i, out, origin)
+    return "\n".join(out), origin
+
+
+def _header(lines: list[str], i: int, out: list[str], origin: list[int]) -> int:
+    """Copies the header (decorator, def or class, over as many lines as its brackets
+    take) starting at line i, and a `pass` body after a def or class; the next line."""
+    depth, start = 0, i
+    while i < len(lines) and i - start < 30:
+        code_part = lines[i].split("#", 1)[0]
+        depth += sum(code_part.count(c) for c in "([{") - sum(code_part.count(c) for c in ")]}")
+        out.append(lines[i])
+        origin.append(i)
+        i += 1
+        if depth <= 0:
+            break
+    last = out[-1].split("#", 1)[0].rstrip()
+    first = lines[start].lstrip()
+    if not first.startswith("@") and last.endswith(":"):
+        indent = len(lines[start]) - len(first)
+        out.append(" " * (indent + 4) + "pass")
+        origin.append(start)
+    return i
+
+
+def _def_line(block: code.Block, node, origin: list[int]) -> str:
+    at = origin[node.lineno - 1] if node.lineno <= len(origin) else -1
     lines = block.lines
-    return code.quote(lines[node.lineno - 1].strip()) if node.lineno <= len(lines) else ""
+    return code.quote(lines[at].strip()) if 0 <= at < len(lines) else ""
 
 
 @lru_cache(maxsize=8192)
 def definitions(block: code.Block, turn: int) -> tuple[Definition, ...]:
     """The functions, classes and methods a Python block defines at its top level."""
-    tree = _parse(block.text)
-    if tree is None:
-        return ()
+    text, origin = skeleton(block.text)
+    tree = _parse(text)
+    return () if tree is None else read_definitions(tree, block, turn, origin)
+
+
+def read_definitions(tree: ast.Module, block: code.Block, turn: int, origin) -> tuple:
+    """The definitions of a parsed block (`origin`: the block's line of each tree line)."""
     out = []
     for node in tree.body:
         try:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 if _decorators_safe(node):
                     sig = build_signature(node.args)
-                    out.append(Definition(node.name, sig, turn, _def_line(block, node), False))
+                    line = _def_line(block, node, origin)
+                    out.append(Definition(node.name, sig, turn, line, False))
             elif isinstance(node, ast.ClassDef):
-                out.extend(_class(block, node, turn))
+                out.extend(_class(block, node, turn, origin))
         except ValueError:  # duplicate parameter names: no signature
             continue
     return tuple(out)
 
 
-def _class(block: code.Block, node: ast.ClassDef, turn: int) -> list[Definition]:
+def _class(block: code.Block, node: ast.ClassDef, turn: int, origin) -> list[Definition]:
     methods = {
         n.name: n for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
     }
@@ -151,9 +214,11 @@ def _class(block: code.Block, node: ast.ClassDef, turn: int) -> list[Definition]
     init = methods.get("__init__")
     if plain and init is not None and _decorators_safe(init):
         sig = build_signature(init.args, drop_first=True)
-        out.append(Definition(node.name, sig, turn, _def_line(block, init), False))
+        out.append(Definition(node.name, sig, turn, _def_line(block, init, origin), False))
     elif plain and init is None and not node.bases:
-        out.append(Definition(node.name, inspect.Signature(), turn, _def_line(block, node), False))
+        out.append(
+            Definition(node.name, inspect.Signature(), turn, _def_line(block, node, origin), False)
+        )
     for name, m in methods.items():
         if name.startswith("__") or not _decorators_safe(m):
             continue
@@ -162,7 +227,7 @@ def _class(block: code.Block, node: ast.ClassDef, turn: int) -> list[Definition]
             continue
         drop = "staticmethod" not in kinds
         sig = build_signature(m.args, drop_first=drop)
-        out.append(Definition(f"{node.name}.{name}", sig, turn, _def_line(block, m), True))
+        out.append(Definition(f"{node.name}.{name}", sig, turn, _def_line(block, m, origin), True))
     return out
 
 
@@ -198,20 +263,24 @@ def _methods(known: dict[str, Definition]) -> dict[str, Definition]:
 def _calls_of(names: frozenset[str]) -> re.Pattern:
     """A search for a call of any of the names (a cheap test before parsing)."""
     alternatives = "|".join(sorted(map(re.escape, names)))
-    return re.compile(rf"\b(?:{alternatives})\s*\(")
+    return re.compile(rf"\b({alternatives})\s*\(")
 
 
-def _own_names(tree: ast.Module) -> set[str]:
-    """What the reply's code defines, imports or assigns: its own, not the earlier ones."""
-    own = set()
+def _read(tree: ast.Module) -> tuple[set[str], list[ast.Call]]:
+    """In one walk: what the reply's code defines, imports or assigns (its own names, not
+    the earlier ones), and its calls."""
+    own, calls = set(), []
     for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        if isinstance(node, ast.Call):
+            calls.append(node)
+        elif isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Store):
+                own.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             own.add(node.name)
         elif isinstance(node, ast.Import | ast.ImportFrom):
             own.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            own.add(node.id)
-    return own
+    return own, calls
 
 
 @lru_cache(maxsize=64)
@@ -228,8 +297,9 @@ def analyse(history: tuple[TurnView, ...], turn: TurnView) -> tuple[int, list]:
     calls = _calls_of(frozenset(d.name.rsplit(".", 1)[-1] for d in known.values()))
     checked, found = 0, []
     for block in blocks:
-        if not calls.search(block.text):
-            continue  # no call of an earlier name: nothing to parse
+        called = set(calls.findall(block.text)) - set(_DEF.findall(block.text))
+        if not called:
+            continue  # no call of an earlier name it does not define itself: nothing to parse
         tree = _parse(block.text)
         if tree is not None:
             n, mismatches = _check(tree, block, known)
@@ -239,12 +309,10 @@ def analyse(history: tuple[TurnView, ...], turn: TurnView) -> tuple[int, list]:
 
 
 def _check(tree: ast.Module, block: code.Block, known: dict[str, Definition]):
-    own = _own_names(tree)
+    own, calls = _read(tree)
     methods = _methods(known)
     checked, out = 0, []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
+    for node in calls:
         if any(isinstance(a, ast.Starred) for a in node.args):
             continue
         if any(k.arg is None for k in node.keywords):
@@ -265,7 +333,7 @@ def _target(func, known, methods, own):
     if isinstance(func, ast.Name) and func.id not in own and func.id in known:
         d = known[func.id]
         return (d, 1.0) if not d.method else (None, 0.0)
-    if isinstance(func, ast.Attribute) and func.attr in methods:
+    if isinstance(func, ast.Attribute) and func.attr in methods and func.attr not in own:
         d = methods[func.attr]
         cls = d.name.split(".", 1)[0]
         if cls in own:

@@ -248,3 +248,42 @@ def test_the_fence_scan_agrees_with_markdown_it_on_top_level_fences(text):
     ours = [(b.lang, tuple(b.text.split("\n"))) for b in blocks(text)]
     theirs = [(b.lang, b.lines) for b in codediff.code_blocks(text)]
     assert ours == theirs
+
+
+# --- signature-mismatch's skeleton against the whole parse -----------------------------------
+
+PARAMS = st.sampled_from(["", "a", "a, b=1", "self, x", "self, *args, **kw", "a, /, b, *, c"])
+PIECES = st.lists(
+    st.one_of(
+        st.builds(
+            lambda p: f"def f_{len(p)}({p}):\n    x = ({p!r},\n         1)\n    return x", PARAMS
+        ),
+        st.builds(lambda p: f"@staticmethod\ndef s({p}):\n    pass", PARAMS),
+        st.builds(lambda p: f"@app.route('/')\ndef routed({p}): return 1", PARAMS),
+        st.builds(
+            lambda p, q: (
+                f"class K{len(p)}(Base):\n    '''doc'''\n\n    def __init__(self, {p}):\n"
+                f"        self.v = 1\n\n    @classmethod\n    def make(cls,\n             {q or 'z'}):\n"
+                f"        def inner(a, b):\n            return a\n        return cls()"
+            ),
+            PARAMS.filter(lambda p: "self" not in p and "/" not in p),
+            PARAMS.filter(lambda p: "self" not in p),
+        ),
+        st.just("class Plain:\n    x = 1  # def not_a_method(self):"),
+        st.just("if True:\n    def hidden(a):\n        pass"),
+        st.just("import os\nvalue = os.path.join('a', 'b')"),
+    ),
+    max_size=6,
+).map("\n\n".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(PIECES)
+def test_definitions_read_from_the_skeleton_equal_those_of_the_whole_parse(source):
+    import ast
+
+    from annotation.judges.detectors import signature
+
+    block = Block("python", source)
+    whole = signature.read_definitions(ast.parse(source), block, 0, list(range(len(block.lines))))
+    assert signature.definitions(block, 0) == whole
