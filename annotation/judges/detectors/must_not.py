@@ -145,8 +145,9 @@ def _events(text: str) -> tuple[tuple[int, str, str, float, str], ...]:
     words = code.prose(text)
     if not words:
         return ()
-    found = []
+    found, triggers = [], []
     for m in _BAN.finditer(words):
+        triggers.append((m.start(), m.end()))
         kind = int(m.lastgroup[1:])
         rest = words[m.end() :]
         if kind == 4 and re.match(r"\s*module named\b", rest, re.I):
@@ -159,10 +160,9 @@ def _events(text: str) -> tuple[tuple[int, str, str, float, str], ...]:
         name = m.group("name").strip("`")
         if name.lower() not in _STOP:
             found.append((m.start(), "ban", name, 1.0, _sentence(words, m.start())))
-    bans = [(p, p + 40) for p, kind, *_ in found]
     for m in _LIFTS.finditer(words):
-        if any(start <= m.start() < end for start, end in bans):
-            continue  # "can't use X" holds "use X": that is the ban itself
+        if any(start < m.end() and m.start() < end for start, end in triggers):
+            continue  # words a ban's trigger holds are the ban, not a lift
         for name in _names(words[m.end() :], lenient=True)[:5]:
             found.append((m.start(), "lift", name, 0.0, _sentence(words, m.start())))
     for m in _ALLOWED_AFTER.finditer(words):

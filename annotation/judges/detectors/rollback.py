@@ -8,7 +8,8 @@ at least): in each message the one sharing most. Lines are compared normalised (
 comments and whitespace out).
 
 - Identity revert (score 1): the block equals an earlier version while a later version
-  had lines the block has not (the turns between changed it, and this reply undoes it).
+  changed it inside (lines replaced, added or removed between unchanged neighbours; not a
+  snippet grown into the whole listing), and this reply undoes that.
 - Partial revert (score = the share of the fix's changed lines reverted): a change between
   two consecutive versions (a fix: lines added, replaced or removed between two unchanged
   neighbours), still in place in every later version, is undone here: the reply has the
@@ -119,11 +120,16 @@ def _identity(block: code.Block, chain: list[Version], now: int):
         if chain[i].block.norm != block.norm:
             continue
         for later in chain[i + 1 :]:
-            gone = [line for line in later.block.norm if line not in block.norm_set]
-            if gone:
+            # a change inside the code (not lines added at an edge: a snippet grown into
+            # the whole listing) that this block does not have
+            changes = _hunks(chain[i].block.norm, later.block.norm)
+            gone = [line for _, new, _ in changes for line in new if line not in block.norm_set]
+            if changes:
                 earlier = chain[i]
                 turns = tuple(sorted({earlier.turn, later.turn, now}))
-                quotes = tuple(_raw_lines(later.block, gone))
+                quotes = tuple(_raw_lines(later.block, gone)) or tuple(
+                    _raw_lines(chain[i].block, [line for old, _, _ in changes for line in old])
+                )
                 diff = code.unified(later.block, block, later.turn, now)
                 detail = (
                     f"the code equals turn {earlier.turn}'s version; the change of turn "

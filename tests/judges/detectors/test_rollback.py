@@ -165,3 +165,13 @@ def test_it_works_for_c_family_code_with_its_comments():
         ("Make it shorter.", fence(again, "c")),
     )
     assert scores(turns)[2] == 1.0
+
+
+def test_a_snippet_shown_again_after_the_whole_listing_is_no_rollback():
+    other = "def median(values):\n    ordered = sorted(values)\n    middle = len(ordered) // 2\n    return ordered[middle]"
+    turns = conversation(
+        ("Average a list.", fence(FIXED)),
+        ("Add a median.", fence(FIXED + "\n\n" + other)),
+        ("Show me just the average again.", fence(FIXED)),
+    )
+    assert all(score == 0.0 for _, score, _ in detect(DETECTOR, turns))
