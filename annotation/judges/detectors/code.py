@@ -8,7 +8,7 @@ its lines normalised (comments out, whitespace out, blank lines out), and change
   a detector run over 100,000 turns (benchmarks/detectors_bench.py). The scan is lenient
   about indentation (a fence inside a list item indented by four spaces still counts, its
   indentation taken off the block's lines) and ignores blockquotes; on top-level fences it
-  agrees with codediff.code_blocks (tests/judges/detectors/test_code.py).
+  agrees with codediff.code_blocks (tests/judges/detectors/test_properties.py).
 - A block's family is named by its fence ("py", "python3" -> python). An unnamed block, or
   one whose language is not known here, is "generic": its comments are the common ones
   (`//`, `/* */`, `<!-- -->`, and `#` followed by a space), and every language's import

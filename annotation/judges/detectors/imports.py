@@ -40,7 +40,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from . import code
+from .code import Block, quote
 
 _NAME_LIST = r"[\w.*]+(?:[ \t]+as[ \t]+\w+)?(?:[ \t]*,[ \t]*[\w.*]+(?:[ \t]+as[ \t]+\w+)?)*"
 _Q = r"""["'`]([^"'`\n]+)["'`]"""
@@ -124,13 +124,13 @@ def _patterns(fam: str) -> list[re.Pattern]:
 
 
 @lru_cache(maxsize=8192)
-def imports(block: code.Block) -> tuple[tuple[str, str], ...]:
+def imports(block: Block) -> tuple[tuple[str, str], ...]:
     """(module path, the line that imports it) for each import of the block."""
     text = block.stripped
     found: list[tuple[str, str]] = []
     for pattern in _patterns(block.family):
         for m in pattern.finditer(text):
-            line = code.quote(text[text.rfind("\n", 0, m.start()) + 1 : m.end()])
+            line = quote(text[text.rfind("\n", 0, m.start()) + 1 : m.end()])
             for path in _paths(m):
                 found.append((path, line))
     return tuple(found)

@@ -25,8 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from . import code
 from .base import Evidence, TurnView, register
+from .code import Block, prose, quote
+from .code import blocks as code_blocks
 from .imports import imports, matches
 
 _USE = r"(?:use|using|import|importing|call|calling|include|including|rely on|depend on|touch)"
@@ -142,7 +143,7 @@ def _code_like(rest: str, name: str) -> bool:
 def _events(text: str) -> tuple[tuple[int, str, str, float, str], ...]:
     """The bans and lifts of one user message, in the order written:
     (position, "ban" or "lift", name, strength, sentence)."""
-    words = code.prose(text)
+    words = prose(text)
     if not words:
         return ()
     found, triggers = [], []
@@ -173,7 +174,7 @@ def _events(text: str) -> tuple[tuple[int, str, str, float, str], ...]:
 def _sentence(text: str, at: int) -> str:
     start = max(text.rfind(". ", 0, at) + 2, text.rfind("\n", 0, at) + 1, 0)
     end = _CLAUSE_END.search(text, at)
-    return code.quote(text[start : end.start() + 1 if end else len(text)])
+    return quote(text[start : end.start() + 1 if end else len(text)])
 
 
 def bans_in_force(history: Sequence[TurnView], turn: TurnView) -> list[Ban]:
@@ -204,7 +205,7 @@ def _call(name: str) -> re.Pattern:
     return _CALLS[name]
 
 
-def _use(ban: Ban, blocks: Sequence[code.Block]) -> tuple[float, str] | None:
+def _use(ban: Ban, blocks: Sequence[Block]) -> tuple[float, str] | None:
     """How the code uses the banned name: (1, the import line) or (0.9, the call's line)."""
     for block in blocks:
         for path, line in imports(block):
@@ -213,7 +214,7 @@ def _use(ban: Ban, blocks: Sequence[code.Block]) -> tuple[float, str] | None:
     for block in blocks:
         m = _call(ban.name).search(block.stripped)
         if m:
-            return 0.9, code.quote(_line_at(block.stripped, m.start()))
+            return 0.9, quote(_line_at(block.stripped, m.start()))
     return None
 
 
@@ -228,10 +229,10 @@ class MustNotViolation:
     smell = "must_not_violation"
 
     def applies(self, history: Sequence[TurnView], turn: TurnView) -> bool:
-        return bool(code.blocks(turn.reply)) and bool(bans_in_force(history, turn))
+        return bool(code_blocks(turn.reply)) and bool(bans_in_force(history, turn))
 
     def score(self, history: Sequence[TurnView], turn: TurnView) -> tuple[float, Evidence]:
-        blocks = code.blocks(turn.reply)
+        blocks = code_blocks(turn.reply)
         best = (0.0, Evidence((turn.index,), (), "no banned name is imported or called"))
         for ban in bans_in_force(history, turn):
             use = _use(ban, blocks)

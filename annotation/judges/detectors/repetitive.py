@@ -23,8 +23,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from . import code
 from .base import Evidence, TurnView, register
+from .code import Block, changed_lines, comparable, overlap, prose, quote, unified
+from .code import blocks as code_blocks
 
 DIFF_UP_TO = 5  # the evidence holds the diff of a block with this many changed lines at most
 
@@ -72,7 +73,7 @@ def is_change_request(user: str) -> bool:
     """Whether the user's words ask for a change: an imperative change verb, or (when they
     do not ask to explain, nor thank) a report of a failure; never a request to see the
     code again or whole."""
-    words = code.prose(user)
+    words = prose(user)
     if AGAIN.search(words):
         return False
     if CHANGE.search(words):
@@ -87,7 +88,7 @@ class RepetitiveResponse:
 
     def applies(self, history: Sequence[TurnView], turn: TurnView) -> bool:
         return (
-            bool(code.blocks(turn.reply))
+            bool(code_blocks(turn.reply))
             and _previous(history) is not None
             and is_change_request(turn.user)
         )
@@ -96,19 +97,19 @@ class RepetitiveResponse:
         previous = _previous(history)
         if previous is None:
             return 0.0, Evidence((turn.index,), (), "no earlier reply has code")
-        earlier = code.blocks(previous.reply)
+        earlier = code_blocks(previous.reply)
         changed, diffs, shown = 0, [], []
-        for block in code.blocks(turn.reply):
+        for block in code_blocks(turn.reply):
             match = _closest(block, earlier)
             if match is None:
                 changed += len(block.norm)
-                shown.extend(code.quote(line) for line in block.lines[:2])
+                shown.extend(quote(line) for line in block.lines[:2])
                 continue
-            n = code.changed_lines(match.norm, block.norm)
+            n = changed_lines(match.norm, block.norm)
             changed += n
             if 0 < n <= DIFF_UP_TO:
-                diffs.append(code.unified(match, block, previous.index, turn.index))
-        request = code.quote(code.prose(turn.user), 200)
+                diffs.append(unified(match, block, previous.index, turn.index))
+        request = quote(prose(turn.user), 200)
         if changed == 0:
             detail = f"the code is turn {previous.index}'s again: no meaningful line changed"
         else:
@@ -119,19 +120,19 @@ class RepetitiveResponse:
 
 def _previous(history: Sequence[TurnView]) -> TurnView | None:
     for earlier in reversed(history):
-        if code.blocks(earlier.reply):
+        if code_blocks(earlier.reply):
             return earlier
     return None
 
 
-def _closest(block: code.Block, earlier: Sequence[code.Block]) -> code.Block | None:
+def _closest(block: Block, earlier: Sequence[Block]) -> Block | None:
     best, best_share = None, -1.0
     for candidate in earlier:
-        if not code.comparable(block, candidate):
+        if not comparable(block, candidate):
             continue
         if candidate.norm == block.norm:
             return candidate
-        share = code.overlap(block, candidate)
+        share = overlap(block, candidate)
         if share > best_share:
             best, best_share = candidate, share
     return best if best_share > 0 else None

@@ -29,8 +29,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from . import code
 from .base import Evidence, TurnView, register
+from .code import Block, comparable, overlap, prose, quote, strip_comments, unified
+from .code import blocks as code_blocks
 
 RADIUS = 5  # turns back in which an earlier version counts
 MIN_OVERLAP = 0.5
@@ -50,7 +51,7 @@ GO_BACK = re.compile(
 @dataclass(frozen=True)
 class Version:
     turn: int
-    block: code.Block
+    block: Block
 
 
 class CodeRollback:
@@ -65,11 +66,11 @@ class CodeRollback:
         return any(len(chain) >= 2 for _, chain in _chains(tuple(history), turn, self.radius))
 
     def score(self, history: Sequence[TurnView], turn: TurnView) -> tuple[float, Evidence]:
-        asked = GO_BACK.search(code.prose(turn.user))
+        asked = GO_BACK.search(prose(turn.user))
         if asked:
-            quote = code.quote(turn.user[max(0, asked.start() - 40) : asked.end() + 40])
+            said = quote(turn.user[max(0, asked.start() - 40) : asked.end() + 40])
             detail = "the user asked to go back: a rollback on request is no smell"
-            return 0.0, Evidence((turn.index,), (quote,), detail)
+            return 0.0, Evidence((turn.index,), (said,), detail)
         best = (0.0, Evidence((turn.index,), (), "no earlier version is undone"))
         for block, chain in _chains(tuple(history), turn, self.radius):
             if len(chain) < 2:
@@ -82,29 +83,29 @@ class CodeRollback:
 
 def _chains(
     history: tuple[TurnView, ...], turn: TurnView, radius: int
-) -> list[tuple[code.Block, list[Version]]]:
+) -> list[tuple[Block, list[Version]]]:
     return _chains_cached(history[-radius:] if radius else (), turn)
 
 
 @lru_cache(maxsize=64)
 def _chains_cached(
     recent: tuple[TurnView, ...], turn: TurnView
-) -> list[tuple[code.Block, list[Version]]]:
+) -> list[tuple[Block, list[Version]]]:
     messages = [(t.index, text) for t in recent for text in (t.user, t.reply)]
     messages.append((turn.index, turn.user))
     out = []
-    for block in code.blocks(turn.reply):
+    for block in code_blocks(turn.reply):
         if len(block.norm_set) < MIN_SHARED:
             continue
         chain = []
         for index, text in messages:
             match, best = None, MIN_OVERLAP
-            for candidate in code.blocks(text):
-                if not code.comparable(block, candidate):
+            for candidate in code_blocks(text):
+                if not comparable(block, candidate):
                     continue
                 if len(block.norm_set & candidate.norm_set) < MIN_SHARED:
                     continue
-                share = code.overlap(block, candidate)
+                share = overlap(block, candidate)
                 if share >= best:
                     match, best = candidate, share
             if match is not None:
@@ -113,7 +114,7 @@ def _chains_cached(
     return out
 
 
-def _identity(block: code.Block, chain: list[Version], now: int):
+def _identity(block: Block, chain: list[Version], now: int):
     if chain[-1].block.norm == block.norm:
         return None  # the same as the latest version: a repetition, not a rollback
     for i in range(len(chain) - 2, -1, -1):
@@ -130,7 +131,7 @@ def _identity(block: code.Block, chain: list[Version], now: int):
                 quotes = tuple(_raw_lines(later.block, gone)) or tuple(
                     _raw_lines(chain[i].block, [line for old, _, _ in changes for line in old])
                 )
-                diff = code.unified(later.block, block, later.turn, now)
+                diff = unified(later.block, block, later.turn, now)
                 detail = (
                     f"the code equals turn {earlier.turn}'s version; the change of turn "
                     f"{later.turn} is undone:\n{diff}"
@@ -139,7 +140,7 @@ def _identity(block: code.Block, chain: list[Version], now: int):
     return None
 
 
-def _partial(block: code.Block, chain: list[Version], now: int):
+def _partial(block: Block, chain: list[Version], now: int):
     best = None
     for m in range(1, len(chain)):
         before, after = chain[m - 1].block, chain[m].block
@@ -164,7 +165,7 @@ def _partial(block: code.Block, chain: list[Version], now: int):
             if best is None or share > best[0]:
                 fix = chain[m]
                 turns = tuple(sorted({chain[m - 1].turn, fix.turn, now}))
-                diff = code.unified(fix.block, block, fix.turn, now)
+                diff = unified(fix.block, block, fix.turn, now)
                 detail = (
                     f"{reverted} of {reverted + kept} changed lines of turn {fix.turn}'s fix "
                     f"are undone:\n{diff}"
@@ -194,7 +195,7 @@ def _form(anchors, middle) -> str:
     return "\n" + "\n".join((*left, *middle, *right)) + "\n"
 
 
-def _has(block: code.Block, form: str) -> bool:
+def _has(block: Block, form: str) -> bool:
     return form in _joined(block.norm)
 
 
@@ -203,13 +204,13 @@ def _joined(norm: tuple[str, ...]) -> str:
     return "\n" + "\n".join(norm) + "\n"
 
 
-def _raw_lines(block: code.Block, norm_lines, limit: int = 5) -> list[str]:
+def _raw_lines(block: Block, norm_lines, limit: int = 5) -> list[str]:
     """The block's own lines (as written) for some of its normalised lines."""
     wanted = set(norm_lines)
     out = []
-    for line in code.strip_comments(block.text, block.family).split("\n"):
+    for line in strip_comments(block.text, block.family).split("\n"):
         if "".join(line.split()) in wanted:
-            out.append(code.quote(line.strip()))
+            out.append(quote(line.strip()))
             if len(out) == limit:
                 break
     return out

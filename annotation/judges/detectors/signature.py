@@ -33,8 +33,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from . import code
 from .base import Evidence, TurnView, register
+from .code import Block, quote
+from .code import blocks as code_blocks
 
 _PYTHON = {"python", "generic"}
 _DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
@@ -174,21 +175,21 @@ def _header(lines: list[str], i: int, out: list[str], origin: list[int]) -> int:
     return i
 
 
-def _def_line(block: code.Block, node, origin: list[int]) -> str:
+def _def_line(block: Block, node, origin: list[int]) -> str:
     at = origin[node.lineno - 1] if node.lineno <= len(origin) else -1
     lines = block.lines
-    return code.quote(lines[at].strip()) if 0 <= at < len(lines) else ""
+    return quote(lines[at].strip()) if 0 <= at < len(lines) else ""
 
 
 @lru_cache(maxsize=8192)
-def definitions(block: code.Block, turn: int) -> tuple[Definition, ...]:
+def definitions(block: Block, turn: int) -> tuple[Definition, ...]:
     """The functions, classes and methods a Python block defines at its top level."""
     text, origin = skeleton(block.text)
     tree = _parse(text)
     return () if tree is None else read_definitions(tree, block, turn, origin)
 
 
-def read_definitions(tree: ast.Module, block: code.Block, turn: int, origin) -> tuple:
+def read_definitions(tree: ast.Module, block: Block, turn: int, origin) -> tuple:
     """The definitions of a parsed block (`origin`: the block's line of each tree line)."""
     out = []
     for node in tree.body:
@@ -205,7 +206,7 @@ def read_definitions(tree: ast.Module, block: code.Block, turn: int, origin) -> 
     return tuple(out)
 
 
-def _class(block: code.Block, node: ast.ClassDef, turn: int, origin) -> list[Definition]:
+def _class(block: Block, node: ast.ClassDef, turn: int, origin) -> list[Definition]:
     methods = {
         n.name: n for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
     }
@@ -231,8 +232,8 @@ def _class(block: code.Block, node: ast.ClassDef, turn: int, origin) -> list[Def
     return out
 
 
-def _python_blocks(text: str) -> list[code.Block]:
-    return [b for b in code.blocks(text) if b.family in _PYTHON]
+def _python_blocks(text: str) -> list[Block]:
+    return [b for b in code_blocks(text) if b.family in _PYTHON]
 
 
 @lru_cache(maxsize=256)
@@ -308,7 +309,7 @@ def analyse(history: tuple[TurnView, ...], turn: TurnView) -> tuple[int, list]:
     return checked, found
 
 
-def _check(tree: ast.Module, block: code.Block, known: dict[str, Definition]):
+def _check(tree: ast.Module, block: Block, known: dict[str, Definition]):
     own, calls = _read(tree)
     methods = _methods(known)
     checked, out = 0, []
@@ -325,7 +326,7 @@ def _check(tree: ast.Module, block: code.Block, known: dict[str, Definition]):
             bind(target.signature, node.args, [k.arg for k in node.keywords])
         except TypeError as error:
             call = ast.get_source_segment(block.text, node) or ast.unparse(node)
-            out.append((weight, target, code.quote(call), str(error)))
+            out.append((weight, target, quote(call), str(error)))
     return checked, out
 
 
