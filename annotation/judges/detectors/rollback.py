@@ -23,14 +23,13 @@ that disappear; the unified diff of that change's version against the reply's bl
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from .base import Evidence, TurnView, register
-from .code import Block, comparable, overlap, prose, quote, strip_comments, unified
+from .code import Block, comparable, opcodes, overlap, prose, quote, strip_comments, unified
 from .code import blocks as code_blocks
 
 RADIUS = 5  # turns back in which an earlier version counts
@@ -179,9 +178,8 @@ def _partial(block: Block, chain: list[Version], now: int):
 def _hunks(old: tuple[str, ...], new: tuple[str, ...]):
     """The changes old -> new that have unchanged neighbours on both sides in `new`:
     (old lines, new lines, (left neighbours, right neighbours))."""
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     out = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes(old, new):
         if tag == "equal":
             continue
         left, right = new[max(0, j1 - CONTEXT) : j1], new[j2 : j2 + CONTEXT]

@@ -287,3 +287,20 @@ def test_definitions_read_from_the_skeleton_equal_those_of_the_whole_parse(sourc
     block = Block("python", source)
     whole = signature.read_definitions(ast.parse(source), block, 0, list(range(len(block.lines))))
     assert signature.definitions(block, 0) == whole
+
+
+@given(
+    st.lists(st.sampled_from("abcde"), max_size=15), st.lists(st.sampled_from("abcde"), max_size=15)
+)
+def test_opcodes_turn_the_old_lines_into_the_new_ones(old, new):
+    from annotation.judges.detectors.code import opcodes
+
+    rebuilt = []
+    for tag, i1, i2, j1, j2 in opcodes(old, new):
+        if tag == "equal":
+            assert old[i1:i2] == new[j1:j2]
+            rebuilt += old[i1:i2]
+        else:
+            rebuilt += new[j1:j2]
+    assert rebuilt == new
+    assert changed_lines(old, new) == 0 if old == new else changed_lines(old, new) > 0
