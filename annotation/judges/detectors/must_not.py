@@ -179,14 +179,14 @@ def _sentence(text: str, at: int) -> str:
 
 def bans_in_force(history: Sequence[TurnView], turn: TurnView) -> list[Ban]:
     """The bans of the users' messages up to the turn's own that no later one lifted."""
-    return list(_in_force(tuple(t.user for t in history) + (turn.user,), turn.index, len(history)))
+    users = tuple((t.index, t.user) for t in history) + ((turn.index, turn.user),)
+    return list(_in_force(users))
 
 
 @lru_cache(maxsize=256)
-def _in_force(users: tuple[str, ...], now: int, n: int) -> tuple[Ban, ...]:
+def _in_force(users: tuple[tuple[int, str], ...]) -> tuple[Ban, ...]:
     active: dict[str, Ban] = {}
-    for position, text in enumerate(users):
-        index = now - n + position
+    for index, text in users:
         for _, kind, name, strength, sentence in _events(text):
             key = name.lower()
             if kind == "ban":

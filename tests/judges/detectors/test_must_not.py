@@ -138,3 +138,12 @@ def test_a_list_of_names_bans_each():
         b.name for b in bans_in_force([], TurnView(0, "Don't use numpy, pandas or scipy.", ""))
     }
     assert names == {"numpy", "pandas", "scipy"}
+
+
+def test_the_evidence_names_the_bans_own_turn_index():
+    turns = [
+        TurnView(4, "Don't use numpy.", ""),
+        TurnView(7, "Go on.", ""),
+        TurnView(9, "More.", fence("import numpy")),
+    ]
+    assert [(i, s, e.turns) for i, s, e in detect(DETECTOR, turns)] == [(9, 1.0, (4, 9))]
