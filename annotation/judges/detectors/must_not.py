@@ -67,7 +67,7 @@ _CLAUSE_END = re.compile(r"[.;!?\n]\s|[.;!?\n]$|\n|,\s*(?:but|just|only|instead|
 _NOUNS = (
     r"(?:librar(?:y|ies)|modules?|packages?|crates?|gems?|frameworks?|dependenc(?:y|ies)"
     r"|imports?|includes?|headers?|namespaces?|functions?|methods?|calls?|api|apis|lib|libs"
-    r"|module's)"
+    r"|statements?|module's)"
 )
 _TRAILING_NOUN = re.compile(rf"\s+{_NOUNS}$", re.I)
 _CUT = re.compile(

@@ -147,3 +147,13 @@ def test_the_evidence_names_the_bans_own_turn_index():
         TurnView(9, "More.", fence("import numpy")),
     ]
     assert [(i, s, e.turns) for i, s, e in detect(DETECTOR, turns)] == [(9, 1.0, (4, 9))]
+
+
+def test_a_banned_function_called_is_a_violation():
+    turns = conversation(
+        ("Log with the logging module, don't use print statements.", fence("import logging")),
+        ("Add a message.", fence("import logging\nprint('started')")),
+    )
+    result = detect(DETECTOR, turns)
+    assert [(i, s) for i, s, _ in result] == [(0, 0.0), (1, 0.9)]
+    assert result[1][2].quotes[1] == "print('started')"
