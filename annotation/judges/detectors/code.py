@@ -274,18 +274,37 @@ def comparable(a: Block, b: Block) -> bool:
     return not a.lang or not b.lang or a.family == b.family
 
 
+class _Trimmed(difflib.SequenceMatcher):
+    """A SequenceMatcher whose opcodes match the common first and last lines first."""
+
+    def get_opcodes(self):
+        return opcodes(self.a, self.b)
+
+
 def unified(old: Block, new: Block, old_turn: int, new_turn: int, limit: int = 60) -> str:
-    """The unified diff of two blocks' lines, at most `limit` lines of it."""
-    lines = difflib.unified_diff(
-        old.lines, new.lines, f"turn {old_turn}", f"turn {new_turn}", lineterm="", n=2
-    )
-    out = []
-    for i, line in enumerate(lines):
-        if i == limit:
-            out.append("...")
-            break
-        out.append(line)
-    return "\n".join(out)
+    """The unified diff of two blocks' lines (as `diff -u` writes it, two lines of
+    context), at most `limit` lines of it."""
+    a, b = old.lines, new.lines
+    out = [f"--- turn {old_turn}", f"+++ turn {new_turn}"]
+    for group in _Trimmed(None, a, b, False).get_grouped_opcodes(2):
+        first, last = group[0], group[-1]
+        out.append(f"@@ -{_span(first[1], last[2])} +{_span(first[3], last[4])} @@")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out.extend(" " + line for line in a[i1:i2])
+                continue
+            out.extend("-" + line for line in a[i1:i2])
+            out.extend("+" + line for line in b[j1:j2])
+        if len(out) > limit:
+            return "\n".join([*out[:limit], "..."])
+    return "\n".join(out) if len(out) > 2 else ""
+
+
+def _span(start: int, end: int) -> str:
+    n = end - start
+    if n == 1:
+        return str(start + 1)
+    return f"{start + 1 if n else start},{n}"
 
 
 def quote(text: str, limit: int = 160) -> str:

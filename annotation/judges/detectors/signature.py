@@ -260,11 +260,8 @@ def _methods(known: dict[str, Definition]) -> dict[str, Definition]:
     }
 
 
-@lru_cache(maxsize=1024)
-def _calls_of(names: frozenset[str]) -> re.Pattern:
-    """A search for a call of any of the names (a cheap test before parsing)."""
-    alternatives = "|".join(sorted(map(re.escape, names)))
-    return re.compile(rf"\b({alternatives})\s*\(")
+# a name called: `name(` (a cheap test before parsing, with the set of earlier names)
+_CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 
 
 def _read(tree: ast.Module) -> tuple[set[str], list[ast.Call]]:
@@ -295,10 +292,10 @@ def analyse(history: tuple[TurnView, ...], turn: TurnView) -> tuple[int, list]:
     known = _known(messages + ((turn.index, turn.user),))
     if not known:
         return 0, []
-    calls = _calls_of(frozenset(d.name.rsplit(".", 1)[-1] for d in known.values()))
+    names = {d.name.rsplit(".", 1)[-1] for d in known.values()}
     checked, found = 0, []
     for block in blocks:
-        called = set(calls.findall(block.text)) - set(_DEF.findall(block.text))
+        called = (names & set(_CALLED.findall(block.text))) - set(_DEF.findall(block.text))
         if not called:
             continue  # no call of an earlier name it does not define itself: nothing to parse
         tree = _parse(block.text)

@@ -304,3 +304,20 @@ def test_opcodes_turn_the_old_lines_into_the_new_ones(old, new):
             rebuilt += new[j1:j2]
     assert rebuilt == new
     assert changed_lines(old, new) == 0 if old == new else changed_lines(old, new) > 0
+
+
+LINE = st.sampled_from(["x = 1", "y = 2", "z", "  w", "}", "q()"])
+
+
+@given(st.lists(LINE, max_size=14), st.lists(LINE, max_size=14))
+def test_the_evidence_diff_is_difflibs_unified_diff_where_both_align_the_same(old, new):
+    import difflib
+
+    from annotation.judges.detectors.code import opcodes, unified
+
+    a, b = Block("", "\n".join(old)), Block("", "\n".join(new))
+    matcher = difflib.SequenceMatcher(None, a.lines, b.lines, False)
+    if matcher.get_opcodes() != opcodes(a.lines, b.lines):
+        return  # two valid diffs, aligned differently
+    theirs = difflib.unified_diff(a.lines, b.lines, "turn 1", "turn 2", lineterm="", n=2)
+    assert unified(a, b, 1, 2, limit=10**6) == "\n".join(theirs)
