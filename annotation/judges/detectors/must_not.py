@@ -172,7 +172,8 @@ def _events(text: str) -> tuple[tuple[int, str, str, float, str], ...]:
 
 
 def _sentence(text: str, at: int) -> str:
-    start = max(text.rfind(". ", 0, at) + 2, text.rfind("\n", 0, at) + 1, 0)
+    stop = text.rfind(". ", 0, at)
+    start = max(stop + 2 if stop >= 0 else 0, text.rfind("\n", 0, at) + 1)
     end = _CLAUSE_END.search(text, at)
     return quote(text[start : end.start() + 1 if end else len(text)])
 
@@ -196,13 +197,9 @@ def _in_force(users: tuple[tuple[int, str], ...]) -> tuple[Ban, ...]:
     return tuple(active.values())
 
 
-_CALLS: dict[str, re.Pattern] = {}
-
-
+@lru_cache(maxsize=1024)
 def _call(name: str) -> re.Pattern:
-    if name not in _CALLS:
-        _CALLS[name] = re.compile(rf"(?<![\w$.]){re.escape(name)}(?:\s*\(|\.\w)", re.I)
-    return _CALLS[name]
+    return re.compile(rf"(?<![\w$.]){re.escape(name)}(?:\s*\(|\.\w)", re.I)
 
 
 def _use(ban: Ban, blocks: Sequence[Block]) -> tuple[float, str] | None:

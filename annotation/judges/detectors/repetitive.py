@@ -88,7 +88,7 @@ class RepetitiveResponse:
 
     def applies(self, history: Sequence[TurnView], turn: TurnView) -> bool:
         return (
-            bool(code_blocks(turn.reply))
+            any(block.norm for block in code_blocks(turn.reply))
             and _previous(history) is not None
             and is_change_request(turn.user)
         )

@@ -157,3 +157,8 @@ def test_a_banned_function_called_is_a_violation():
     result = detect(DETECTOR, turns)
     assert [(i, s) for i, s, _ in result] == [(0, 0.0), (1, 0.9)]
     assert result[1][2].quotes[1] == "print('started')"
+
+
+def test_the_evidence_quotes_the_whole_ban_sentence():
+    turns = conversation(("Don't use numpy.", ""), ("Go.", fence("import numpy")))
+    assert detect(DETECTOR, turns)[0][2].quotes == ("Don't use numpy.", "import numpy")

@@ -120,3 +120,11 @@ def test_it_reads_change_requests(text):
 )
 def test_it_reads_questions_thanks_and_requests_to_see_it_again_as_no_change(text):
     assert not is_change_request(text)
+
+
+def test_a_reply_whose_code_is_only_comments_is_not_judged():
+    turns = conversation(
+        ("Parse numbers.", fence(CODE)),
+        ("Fix it.", fence("# the fix goes here\n# (unchanged otherwise)")),
+    )
+    assert detect(DETECTOR, turns) == []
