@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .base import Evidence, TurnView, register
-from .code import Block, comparable, opcodes, overlap, prose, quote, strip_comments, unified
+from .code import Block, comparable, opcodes, prose, quote, strip_comments, unified
 from .code import blocks as code_blocks
 
 RADIUS = 5  # turns back in which an earlier version counts
@@ -102,10 +102,11 @@ def _chains_cached(
             for candidate in code_blocks(text):
                 if not comparable(block, candidate):
                     continue
-                if len(block.norm_set & candidate.norm_set) < MIN_SHARED:
+                shared = len(block.norm_set & candidate.norm_set)
+                if shared < MIN_SHARED:
                     continue
-                share = overlap(block, candidate)
-                if share >= best:
+                share = shared / min(len(block.norm_set), len(candidate.norm_set))
+                if share >= best:  # the share of the smaller one's lines (code.overlap)
                     match, best = candidate, share
             if match is not None:
                 chain.append(Version(index, match))

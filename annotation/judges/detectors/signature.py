@@ -241,12 +241,20 @@ def _known(messages: tuple[tuple[int, str], ...]) -> dict[str, Definition]:
     """Every definition of the messages, a later one replacing an earlier one."""
     known: dict[str, Definition] = {}
     for turn, text in messages:
-        for block in _python_blocks(text):
-            if not _DEF.search(block.text):
-                continue
-            for d in definitions(block, turn):
-                known[d.name] = d
+        for d in _message_definitions(turn, text):
+            known[d.name] = d
     return known
+
+
+@lru_cache(maxsize=8192)
+def _message_definitions(turn: int, text: str) -> tuple[Definition, ...]:
+    """The definitions of one message's Python blocks, in order (a message is read once,
+    however many later turns look back at it)."""
+    out: list[Definition] = []
+    for block in _python_blocks(text):
+        if _DEF.search(block.text):
+            out.extend(definitions(block, turn))
+    return tuple(out)
 
 
 def _methods(known: dict[str, Definition]) -> dict[str, Definition]:
