@@ -1,0 +1,100 @@
+"""Which stored text an evidence quote lies in, and finding a quote there.
+
+A turn's parts: `user` (Turn.user_text), `reply` (Turn.reply_text) and its reply parts
+(Turn.reply_parts) of kind `thinking`, `tool_call` or `tool_result` (the importers' raw
+kinds mapped as the card's rendering maps them). A reply part's text is what the card
+shows of it, as stored: a thinking part's text; a tool call's arguments (text as given,
+structured arguments as JSON indented by 2, as the card prints them); a tool result's
+content (likewise). Offsets are [start, end) in Python characters of that text."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+PARTS = ("user", "reply", "thinking", "tool_call", "tool_result")
+REPLY_PART_KINDS = ("thinking", "tool_call", "tool_result")
+
+# raw part kinds of the importers -> the kind a quote names (as annotation/rendering.py)
+_KINDS = {
+    "tool_call": ("tool_call", "function_call", "tool_use", "server_tool_use", "custom_tool_call",
+                  "local_shell_call"),
+    "tool_result": ("tool_result", "function_call_output", "custom_tool_call_output",
+                    "observation", "tool"),
+    "thinking": ("thinking", "redacted_thinking", "reasoning", "agent_reasoning"),
+}  # fmt: skip
+_KIND_OF = {raw: kind for kind, raws in _KINDS.items() for raw in raws}
+_WHITE = re.compile(r"\s+")
+
+
+def kind_of(part: Any) -> str:
+    """A reply part's kind: thinking, tool_call, tool_result, or other."""
+    if not isinstance(part, dict):
+        return "other"
+    return _KIND_OF.get(str(part.get("kind") or part.get("type") or ""), "other")
+
+
+def _first(part: dict, *keys: str) -> Any:
+    return next((part[k] for k in keys if part.get(k) not in (None, "", [], {})), None)
+
+
+def _as_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and value and all(isinstance(b, dict) for b in value):
+        # content blocks ([{"type": "text", "text": ...}]) by their text
+        if all("type" in b for b in value):
+            return "\n".join(
+                b["text"] if isinstance(b.get("text"), str) else f"[{b.get('type')}]" for b in value
+            )
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def reply_part_text(part: Any) -> str:
+    """The stored text of one reply part (see the module docstring)."""
+    if not isinstance(part, dict):
+        return _as_text(part)
+    kind = kind_of(part)
+    if kind == "tool_call":
+        return _as_text(_first(part, "arguments", "input", "args", "command"))
+    if kind == "thinking":
+        return _as_text(_first(part, "thinking", "text", "content", "summary"))
+    return _as_text(_first(part, "content", "output", "result", "text"))
+
+
+def texts_of(part: str, user_text: str, reply_text: str, reply_parts: list) -> list:
+    """[(part_index, text)] a quote of `part` may lie in: one text for user and reply
+    (index None), every reply part of that kind for the others, in order."""
+    if part == "user":
+        return [(None, user_text)]
+    if part == "reply":
+        return [(None, reply_text)]
+    return [(i, reply_part_text(p)) for i, p in enumerate(reply_parts or []) if kind_of(p) == part]
+
+
+def find_quote(text: str, quote: str) -> tuple[int, int] | None:
+    """[start, end) of `quote` in `text`: exactly, else with every run of white space taken
+    as one space on both sides (the span then maps back to the original text, from the
+    first to the last character matched). None when it is not there, or the quote is blank."""
+    if not quote.strip():
+        return None
+    at = text.find(quote)
+    if at != -1:
+        return at, at + len(quote)
+    needle = _WHITE.sub(" ", quote).strip()
+    hay: list[str] = []
+    where: list[int] = []
+    for i, ch in enumerate(text):
+        if ch.isspace():
+            if hay and hay[-1] == " ":
+                continue
+            ch = " "
+        hay.append(ch)
+        where.append(i)
+    at = "".join(hay).find(needle)
+    if at == -1:
+        return None
+    return where[at], where[at + len(needle) - 1] + 1
