@@ -24,18 +24,20 @@ bounded by the batch size."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from .. import conversation_keys
 from ..importers.annotations import read_label_lines
 from ..models import Conversation, Episode, EvidenceQuote, ExtractionRun, Study, Turn
+from ..sql import copy_lines, copy_text, in_list, next_ids, query_rows
 from .labels import axes_of, check_labels
-from .parts import PARTS, find_quote, texts_of
+from .parts import PARTS, REPLY_PART_KINDS, find_quote, texts_of
 from .reasons import check_reason
 
 MAX_GOAL = 10_000
@@ -73,8 +75,8 @@ class EpisodeImportReport:
 @dataclass
 class _Item:
     line: int
-    episode: Episode
-    quotes: list[EvidenceQuote]
+    episode: dict  # Episode's columns
+    quotes: list[tuple]  # (turn pk, part, part index, start, end, quote, order)
 
 
 def _int(value: object, where: str) -> int:
@@ -146,16 +148,22 @@ class _Importer:
         self.report.counts["rejected"] += 1
         self.report.messages.append(f"{where}: {why}")
 
-    def turns(self, wanted: dict[int, set[int]]) -> dict[tuple[int, int], tuple]:
-        """{(conversation pk, index): (turn pk, user text, reply text, reply parts)} of the
-        turns the batch's quotes name: one query."""
+    def turns(self, wanted: dict[int, set[int]]) -> dict[tuple[int, int], list]:
+        """{(conversation pk, index): [turn pk, user text, reply text, reply parts]} of the
+        turns the batch's quotes name: one query. The reply parts come as JSON text, parsed
+        when a quote needs them (locate)."""
         if not wanted:
             return {}
-        indexes = set().union(*wanted.values())
-        rows = Turn.objects.filter(conversation_id__in=wanted, index__in=indexes).values_list(
-            "pk", "conversation_id", "index", "user_text", "reply_text", "reply_parts"
+        indexes = sorted(set().union(*wanted.values()))
+        conversations_sql, conversations_param = in_list("conversation_id", sorted(wanted))
+        indexes_sql, indexes_param = in_list('"index"', indexes, "integer")
+        parts = "reply_parts::text" if connection.vendor == "postgresql" else "reply_parts"
+        rows = query_rows(
+            f'SELECT id, conversation_id, "index", user_text, reply_text, {parts} '
+            f'FROM "{Turn._meta.db_table}" WHERE {conversations_sql} AND {indexes_sql}',
+            [*conversations_param, *indexes_param],
         )
-        return {(c, i): (pk, u, r, p) for pk, c, i, u, r, p in rows.iterator() if i in wanted[c]}
+        return {(c, i): [pk, u, r, p] for pk, c, i, u, r, p in rows if i in wanted[c]}
 
     def check(self, record: dict, found, n_turns, turns, where: str) -> _Item | None:
         for key in ("conversation", "first_turn", "last_turn", "confidence", "evidence"):
@@ -173,7 +181,7 @@ class _Importer:
                 unknown=f"unknown conversation id {{!r}} in study {self.study}",
             )
         except ValueError as e:
-            raise _Bad(f"conversation: {e}") from None
+            raise _Bad(str(e)) from None
         n = n_turns[conversation.pk]
         first = _int(record["first_turn"], "first_turn")
         last = _int(record["last_turn"], "last_turn")
@@ -209,17 +217,16 @@ class _Importer:
         specs = [self.evidence_spec(e, i, n) for i, e in enumerate(evidence)]
         if self.min_confidence is not None and confidence < self.min_confidence:
             return None
-        episode = Episode(
-            conversation_id=conversation.pk,
-            run=self.run,
-            first_turn=first,
-            last_turn=last,
-            goal=goal,
-            confidence=float(confidence),
-            run_valid=valid,
-            run_invalid_reason=reason,
-            run_labels=labels,
-        )
+        episode = {
+            "conversation_id": conversation.pk,
+            "first_turn": first,
+            "last_turn": last,
+            "goal": goal,
+            "confidence": float(confidence),
+            "run_valid": valid,
+            "run_invalid_reason": reason,
+            "run_labels": labels,
+        }
         quotes = []
         for i, (index, part, part_index, quote) in enumerate(specs):
             located = self.locate(turns[(conversation.pk, index)], part, part_index, quote)
@@ -232,17 +239,7 @@ class _Importer:
                 )
                 continue
             turn_pk, found_index, start, end, text = located
-            quotes.append(
-                EvidenceQuote(
-                    turn_id=turn_pk,
-                    part=part,
-                    part_index=found_index,
-                    start=start,
-                    end=end,
-                    quote=text,
-                    order=i,
-                )
-            )
+            quotes.append((turn_pk, part, found_index, start, end, text, i))
         if not quotes:
             raise _Bad(f"evidence: none of its {len(specs)} quote(s) found; episode rejected")
         return _Item(0, episode, quotes)
@@ -272,9 +269,11 @@ class _Importer:
         return index, part, part_index, quote
 
     @staticmethod
-    def locate(turn: tuple, part: str, part_index, quote: str):
+    def locate(turn: list, part: str, part_index, quote: str):
         """(turn pk, part index, start, end, stored text of the span) or None."""
         turn_pk, user_text, reply_text, reply_parts = turn
+        if part in REPLY_PART_KINDS and isinstance(reply_parts, str):
+            turn[3] = reply_parts = json.loads(reply_parts)  # once a turn
         for index, text in texts_of(part, user_text, reply_text, reply_parts):
             if part_index is not None and index != part_index:
                 continue
@@ -287,18 +286,54 @@ class _Importer:
         if not items:
             return
         now = timezone.now()
-        episodes = [item.episode for item in items]
-        for item in items:
-            item.episode.source_line = item.line
-            item.episode.created_at = now
-        Episode.objects.bulk_create(episodes)
-        quotes = []
-        for item in items:
-            for quote in item.quotes:
-                quote.episode_id = item.episode.pk
-                quotes.append(quote)
-        EvidenceQuote.objects.bulk_create(quotes)
+        if connection.vendor == "postgresql":
+            self.copy(items, now)
+        else:
+            episodes = Episode.objects.bulk_create(
+                Episode(run=self.run, source_line=item.line, created_at=now, **item.episode)
+                for item in items
+            )
+            EvidenceQuote.objects.bulk_create(
+                EvidenceQuote(
+                    episode_id=episode.pk, turn_id=t, part=p, part_index=x, start=a, end=b,
+                    quote=q, order=o,
+                )
+                for episode, item in zip(episodes, items, strict=True)
+                for t, p, x, a, b, q, o in item.quotes
+            )  # fmt: skip
         self.report.counts["imported"] += len(items)
+
+    def copy(self, items: list[_Item], now) -> None:
+        """PostgreSQL: the episodes and their quotes with COPY (as the label import writes
+        its labels: building a model object a row costs more than the database)."""
+        ids = next_ids(Episode._meta.db_table, len(items))
+        stamp, run = now.isoformat(), self.run.pk
+        null = r"\N"
+        episodes, quotes = [], []
+        for pk, item in zip(ids, items, strict=True):
+            e = item.episode
+            valid = null if e["run_valid"] is None else ("t" if e["run_valid"] else "f")
+            episodes.append(
+                f"{pk}\t{e['conversation_id']}\t{run}\t{e['first_turn']}\t{e['last_turn']}\t"
+                f"{copy_text(e['goal'])}\t{e['confidence']!r}\t{valid}\t"
+                f"{copy_text(e['run_invalid_reason'])}\t"
+                f"{copy_text(json.dumps(e['run_labels'], ensure_ascii=False))}\t"
+                f"{item.line}\t{stamp}\n"
+            )
+            for t, p, x, a, b, q, o in item.quotes:
+                index = null if x is None else x
+                quotes.append(f"{pk}\t{t}\t{p}\t{index}\t{a}\t{b}\t{copy_text(q)}\t{o}\n")
+        copy_lines(
+            Episode._meta.db_table,
+            "id, conversation_id, run_id, first_turn, last_turn, goal, confidence, run_valid, "
+            "run_invalid_reason, run_labels, source_line, created_at",
+            episodes,
+        )
+        copy_lines(
+            EvidenceQuote._meta.db_table,
+            'episode_id, turn_id, part, part_index, start, "end", quote, "order"',
+            quotes,
+        )
 
 
 def import_episodes(

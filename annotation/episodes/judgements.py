@@ -187,7 +187,7 @@ class EpisodeRecords:
                 unknown=f"unknown conversation id {{!r}} in study {self.study}",
             )
         except ValueError as e:
-            raise LabelRecordError(f"conversation: {e}") from None
+            raise LabelRecordError(str(e)) from None
         return named
 
     def episode(self, record: dict) -> Episode:

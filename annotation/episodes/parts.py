@@ -25,7 +25,6 @@ _KINDS = {
     "thinking": ("thinking", "redacted_thinking", "reasoning", "agent_reasoning"),
 }  # fmt: skip
 _KIND_OF = {raw: kind for kind, raws in _KINDS.items() for raw in raws}
-_WHITE = re.compile(r"\s+")
 
 
 def kind_of(part: Any) -> str:
@@ -76,25 +75,15 @@ def texts_of(part: str, user_text: str, reply_text: str, reply_parts: list) -> l
 
 
 def find_quote(text: str, quote: str) -> tuple[int, int] | None:
-    """[start, end) of `quote` in `text`: exactly, else with every run of white space taken
-    as one space on both sides (the span then maps back to the original text, from the
-    first to the last character matched). None when it is not there, or the quote is blank."""
-    if not quote.strip():
+    """[start, end) of `quote` in `text`: exactly, else with white space normalised (each
+    run of white space in the quote matches any run in the text, and the quote's leading and
+    trailing white space is ignored), the span then being the stored text's, from the first
+    to the last character matched. None when it is not there, or the quote is blank."""
+    words = quote.split()
+    if not words:
         return None
     at = text.find(quote)
     if at != -1:
         return at, at + len(quote)
-    needle = _WHITE.sub(" ", quote).strip()
-    hay: list[str] = []
-    where: list[int] = []
-    for i, ch in enumerate(text):
-        if ch.isspace():
-            if hay and hay[-1] == " ":
-                continue
-            ch = " "
-        hay.append(ch)
-        where.append(i)
-    at = "".join(hay).find(needle)
-    if at == -1:
-        return None
-    return where[at], where[at + len(needle) - 1] + 1
+    found = re.search(r"\s+".join(map(re.escape, words)), text)
+    return None if found is None else (found.start(), found.end())

@@ -97,7 +97,7 @@ def test_an_episode_none_of_whose_quotes_is_found_is_rejected(agents, tmp_path):
         ("{not json", "invalid JSON"),
         (episode(first=3, last=2), "last_turn: 2 is before first_turn 3"),
         (episode(last=9), "last_turn: 9 out of range (conversation 's1' has 4 turns)"),
-        (episode(conversation="nope"), "conversation: unknown conversation id 'nope'"),
+        (episode(conversation="nope"), ": conversation: unknown conversation id 'nope' in"),
         (episode(confidence=1.5), "confidence: must be a number from 0 to 1, got 1.5"),
         ({"conversation": "s1", "first_turn": 1}, "last_turn: missing field"),
         (episode(evidence=[{"turn": 1, "part": "x", "quote": "a"}]), "evidence[0].part:"),
