@@ -140,3 +140,10 @@ def test_compare_runs(study):
     assert "matched 1 (IoU >= 0.9" in out.getvalue()
     with pytest.raises(CommandError, match="no run 'x'"):
         call_command("compare_runs", "ag", "gpt", "x", stdout=StringIO())
+
+
+def test_heat_maps_of_the_cooccurrence_tables(study, tmp_path):
+    call_command("episode_measures", "ag", "--heatmap", str(tmp_path / "maps"), stdout=StringIO())
+    svg = (tmp_path / "maps" / "symptom_x_cause.svg").read_text()
+    assert svg.startswith("<svg") and "scope_overreach x instruction_following_failure" in svg
+    assert (tmp_path / "maps" / "symptom_x_symptom.svg").exists()

@@ -5,9 +5,11 @@ co-occurrence over gold, overall and per stratum of a conversation metadata fiel
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from django.core.management.base import CommandError
 
+from annotation.episodes.measures import heatmap_svg
 from annotation.episodes.report import UnknownRun, episode_measures
 from annotation.management.study_command import StudyCommand
 
@@ -34,6 +36,12 @@ class Command(StudyCommand):
         parser.add_argument("--by", help="a conversation metadata field, e.g. modality, model")
         parser.add_argument("--iou", type=float, default=0.5, help="IoU threshold (0.5)")
         parser.add_argument("--json", action="store_true", help="print the result as JSON")
+        parser.add_argument(
+            "--heatmap",
+            metavar="FOLDER",
+            help="write each co-occurrence table's lifts as an SVG heat map there "
+            "(symptom_x_symptom.svg, symptom_x_cause.svg; overall figures)",
+        )
 
     def handle(self, *args, slug: str, **options) -> None:
         study = self.get_study(slug)
@@ -43,12 +51,22 @@ class Command(StudyCommand):
             result = episode_measures(study, options["run"], options["by"], options["iou"])
         except UnknownRun as e:
             raise CommandError(str(e)) from None
+        if options["heatmap"]:
+            self.write_heatmaps(Path(options["heatmap"]), result["overall"]["cooccurrence"])
         if options["json"]:
             self.stdout.write(json.dumps(result, indent=2, sort_keys=True))
             return
         self.write_figures("all conversations", result["overall"])
         for value, figures in result.get("strata", {}).items():
             self.write_figures(f"{result['by']} = {value}", figures)
+
+    def write_heatmaps(self, folder: Path, tables: dict) -> None:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            for name, table in tables.items():
+                (folder / f"{name}.svg").write_text(heatmap_svg(table), encoding="utf-8")
+        except OSError as e:
+            raise CommandError(f"--heatmap: cannot write to {folder}: {e}") from None
 
     def write_figures(self, title: str, f: dict) -> None:
         w = self.stdout.write
