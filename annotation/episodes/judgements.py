@@ -260,6 +260,9 @@ class EpisodeRecords:
             Group.objects.filter(pk=group.pk).update(unit=Unit.EPISODE)
             group.unit = Unit.EPISODE
         user = self.seating.seat(group_name, username)
+        if (conversation_id, group_name) in self.seating.assigned:
+            self.seating.assign(conversation_id, group_name)  # decided: its error if any
+            return group, user
         self.seating.new_batch(
             (c, g) for c, g in Conversation.objects.filter(pk=conversation_id).values_list(
                 "pk", "assignments__group__name"

@@ -35,9 +35,12 @@ def load(study: Study) -> dict:
             "run_invalid_reason", "run_labels",
         )
     ]  # fmt: skip
+    # groups and annotators by name (unique in a study, and on the site): readable JSON
     through = Group.annotators.through
-    members = set(through.objects.filter(group__study=study).values_list("group_id", "user_id"))
-    voters: dict[int, int] = defaultdict(int)
+    members = set(
+        through.objects.filter(group__study=study).values_list("group__name", "user__username")
+    )
+    voters: dict[str, int] = defaultdict(int)
     for g, _ in members:
         voters[g] += 1
     judgements = [
@@ -48,8 +51,8 @@ def load(study: Study) -> dict:
         for e, g, a, r, v, reason, labels in EpisodeJudgement.objects.filter(
             episode__conversation__study=study, is_current=True
         ).values_list(
-            "episode_id", "group_id", "annotator_id", "round", "valid", "invalid_reason",
-            "labels",
+            "episode_id", "group__name", "annotator__username", "round", "valid",
+            "invalid_reason", "labels",
         )
         if (g, a) in members
     ]  # fmt: skip

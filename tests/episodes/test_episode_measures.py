@@ -91,6 +91,8 @@ def test_coverage_and_agreement(study):
     assert overall["coverage"]["matched_by_extracted"] == 1
     assert overall["coverage"]["matched_share"] == 1.0
     agreement = overall["agreement"]
+    pair = agreement["pairs"][0]
+    assert (pair["group"], pair["a"], pair["b"], pair["episodes"]) == ("E1", "ann", "bob", 3)
     validity = agreement["axes"]["validity"]
     # verdicts: (valid, valid), (invalid:a, invalid:b), (valid, invalid): 1 of 3 identical
     assert validity["exact"] == pytest.approx(1 / 3)

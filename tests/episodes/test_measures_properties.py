@@ -169,3 +169,46 @@ def test_bootstrap_mean_is_seeded_and_brackets_the_mean(values, seed):
     assert one == measures.bootstrap_mean(values, seed=seed, n_boot=300)
     assert one["mean"] == pytest.approx(np.mean(values))
     assert 0 <= one["low"] <= one["high"] <= 2
+
+
+judgement_pairs = st.lists(
+    st.tuples(
+        st.booleans(), st.booleans(),
+        st.sampled_from(SYMPTOMS), st.sampled_from(SYMPTOMS),
+    ),
+    min_size=2, max_size=25,
+)  # fmt: skip
+
+
+@pytest.mark.filterwarnings("ignore")
+@given(judgement_pairs)
+def test_agreement_per_axis_is_scikit_learns_kappa_and_the_packages_alpha(items):
+    judgements = []
+    for e, (valid_a, valid_b, sym_a, sym_b) in enumerate(items):
+        for who, valid, sym in (("ann", valid_a, sym_a), ("bob", valid_b, sym_b)):
+            judgements.append({
+                "episode": e, "group": "G", "annotator": who, "round": 1, "valid": valid,
+                "invalid_reason": "" if valid else "other",
+                "labels": {"symptom": [sym]} if valid else {},
+            })  # fmt: skip
+    result = measures.agreement(judgements, ["symptom"])
+    pair = result["pairs"][0]["axes"]
+    a = [v[0] for v in items]
+    b = [v[1] for v in items]
+    ref = cohen_kappa_score(a, b)
+    if not math.isnan(ref):
+        assert pair["validity"]["kappa"] == pytest.approx(ref)
+    assert pair["validity"]["exact"] == pytest.approx(np.mean(np.array(a) == np.array(b)))
+    both = [(x[2], x[3]) for x in items if x[0] and x[1]]
+    assert pair["symptom"]["n"] == len(both)
+    if both:
+        sa, sb = zip(*both, strict=True)
+        ref = cohen_kappa_score(sa, sb)
+        if not math.isnan(ref):
+            assert pair["symptom"]["kappa"] == pytest.approx(ref)
+    if krippendorff is not None and len(set(a + b)) > 1:
+        data = np.array([a, b], dtype=float)
+        alpha = krippendorff.alpha(reliability_data=data, level_of_measurement="nominal")
+        assert result["axes"]["validity"]["alpha"] == pytest.approx(alpha)
+    whole = sum(x[0] == x[1] and (not x[0] or x[2] == x[3]) for x in items) / len(items)
+    assert result["whole_episode_exact"] == pytest.approx(whole)
