@@ -34,9 +34,10 @@ TURNS = 6
 
 def generate(folder: Path, n: int) -> tuple[Path, Path]:
     """N/4 native agent sessions of six turns (a tool call and its result in each reply),
-    and N episodes over them."""
+    and N episodes over them, four a session, a session's episodes on consecutive lines (an
+    extractor reads a whole session and writes its episodes)."""
     rng = random.Random(20260101)
-    sessions = max(n // 4, 1)
+    sessions = (n + 3) // 4
     conversations, episodes = folder / "sessions.jsonl", folder / "episodes.jsonl"
     with conversations.open("w") as c:
         for i in range(sessions):
@@ -56,7 +57,7 @@ def generate(folder: Path, n: int) -> tuple[Path, Path]:
             first = rng.randint(1, TURNS)
             last = min(TURNS, first + rng.randint(0, 2))
             record = {
-                "conversation": f"s{k % sessions}", "first_turn": first, "last_turn": last,
+                "conversation": f"s{k // 4}", "first_turn": first, "last_turn": last,
                 "goal": "keep the public API unchanged", "confidence": round(rng.random(), 3),
                 "evidence": [
                     {"turn": first, "part": "user", "quote": "do not touch the public API"},
@@ -179,7 +180,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="cardsort-episodes-bench-") as tmpdir:
         tmp = Path(tmpdir)
         files = generate(tmp, args.n)
-        print(f"generated {max(args.n // 4, 1)} sessions of {TURNS} turns and {args.n} episodes")
+        print(f"generated {(args.n + 3) // 4} sessions of {TURNS} turns and {args.n} episodes")
         if args.sqlite:
             _print("sqlite", run_worker(f"sqlite:///{tmp / 'bench.sqlite3'}", files, tmp))
         if database_url.startswith("postgres"):

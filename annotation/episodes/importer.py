@@ -253,7 +253,10 @@ class _Importer:
         }
         quotes = []
         for i, (index, part, part_index, quote) in enumerate(specs):
-            located = self.locate(turns[(conversation.pk, index)], part, part_index, quote)
+            turn = turns.get((conversation.pk, index))
+            if turn is None:  # the count says more turns than are stored
+                raise _Bad(f"evidence[{i}].turn: turn {index} is not stored")
+            located = self.locate(turn, part, part_index, quote)
             if located is None:
                 self.report.counts["quotes_missing"] += 1
                 self.report.messages.append(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any
 
 PARTS = ("user", "reply", "thinking", "tool_call", "tool_result")
@@ -35,7 +36,12 @@ def kind_of(part: Any) -> str:
 
 
 def _first(part: dict, *keys: str) -> Any:
-    return next((part[k] for k in keys if part.get(k) not in (None, "", [], {})), None)
+    """The first of `keys` with a value that is not empty (None, "", [], {})."""
+    for key in keys:
+        value = part.get(key)
+        if value or (value is not None and not isinstance(value, str | list | dict)):
+            return value
+    return None
 
 
 def _as_text(value: Any) -> str:
@@ -85,5 +91,11 @@ def find_quote(text: str, quote: str) -> tuple[int, int] | None:
     at = text.find(quote)
     if at != -1:
         return at, at + len(quote)
-    found = re.search(r"\s+".join(map(re.escape, words)), text)
+    found = _spaced(tuple(words)).search(text)
     return None if found is None else (found.start(), found.end())
+
+
+@lru_cache(maxsize=4096)
+def _spaced(words: tuple[str, ...]) -> re.Pattern:
+    """The words with any run of white space between them (a file repeats its quotes)."""
+    return re.compile(r"\s+".join(map(re.escape, words)))
