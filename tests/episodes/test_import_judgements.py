@@ -144,3 +144,18 @@ def test_importing_the_file_again_duplicates_nothing(agents, episodes, tmp_path)
     load(tmp_path, [records[1] | {"coverage": 2}], "--create-members")
     ratings = CoverageRating.objects.order_by("id")
     assert [(r.rating, r.is_current) for r in ratings] == [(1, False), (2, True)]
+
+
+def test_a_judges_judgements_are_kept_but_never_vote(agents, episodes, tmp_path):
+    from annotation.episodes.report import episode_measures
+
+    a = episodes[0]
+    group = make_group(agents, "E1", annotators=[make_user("ann")])
+    Group.objects.filter(pk=group.pk).update(unit=Unit.EPISODE)
+    load(tmp_path, [judged(a, "llm", valid=False, invalid_reason="other")], "--judge",
+         "--create-members")  # fmt: skip
+    assert group.judges.filter(username="llm").exists()
+    _, out, err = load(tmp_path, [judged(a, "ann")])
+    assert "1 records imported, 0 rejected" in out, err
+    gpt = episode_measures(agents)["overall"]["runs"]["gpt"]
+    assert (gpt["valid"], gpt["invalid"]) == (1, 0)  # the judge's "invalid" is not a vote
