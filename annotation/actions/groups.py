@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 
 from ..accounts.seats import set_moderator
-from ..models import Group, Kind, Study
+from ..models import Group, Kind, Study, Unit
 from ..opensort.tagging import PhaseRefused, set_group_phase
 
 
@@ -26,18 +26,23 @@ def _check_name(study: Study, name: str) -> None:
         raise GroupRefused(f"study {study.slug} already has a group named {name!r}")
 
 
-def create_group(study: Study, name: str, kind: str, *, phase: str = "", moderator=None) -> Group:
+def create_group(
+    study: Study, name: str, kind: str, *, phase: str = "", moderator=None, unit: str = Unit.TURN
+) -> Group:
     """A new group of `kind` in `study`; `phase` "" follows the study's; `moderator` (a user,
-    or None: the leads moderate) is seated as its moderator. All of it, or nothing:
-    GroupRefused (the name, the kind, the phase) or SeatRefused (the moderator's seat)."""
+    or None: the leads moderate) is seated as its moderator; `unit` is what its annotators
+    label (turns or episodes). All of it, or nothing: GroupRefused (the name, the kind, the
+    unit, the phase) or SeatRefused (the moderator's seat)."""
     name = name.strip()
     _check_name(study, name)
     if kind not in Kind.values:
         raise GroupRefused(f"unknown kind {kind!r}: choose one of {', '.join(Kind.values)}")
+    if unit not in Unit.values:
+        raise GroupRefused(f"unknown unit {unit!r}: choose one of {', '.join(Unit.values)}")
     with transaction.atomic():
         try:
             with transaction.atomic():
-                group = Group.objects.create(study=study, name=name, kind=kind)
+                group = Group.objects.create(study=study, name=name, kind=kind, unit=unit)
         except IntegrityError:
             # created by someone else since _check_name looked
             raise GroupRefused(f"study {study.slug} already has a group named {name!r}") from None

@@ -45,6 +45,11 @@ STUDY_MODELS = (
     "annotation.TagSet_tags",
     "annotation.BoardEvent",
     "annotation.BoardVisit",
+    "annotation.ExtractionRun",
+    "annotation.Episode",
+    "annotation.EvidenceQuote",
+    "annotation.EpisodeJudgement",
+    "annotation.CoverageRating",
 )
 
 # The taxonomy's models, parents first; they are matched by natural key on load.

@@ -1,8 +1,10 @@
 """Import annotations from JSONL (DESIGN.md, "Annotation JSONL"): one record a line,
 `{"conversation": id, "turn": 1-based index, "annotator": username, "labels": [codes],
-"round": 1, "group": name}` plus optional note, evidence and confidence. The conversation
-is named by its key or its external id (an id several conversations share is an error
-naming their keys), or by "conversation_key", a key exactly (conversation_keys).
+"round": 1, "group": name}` plus optional note, evidence and confidence. A record of an
+episode's judgement or a session's coverage rating (annotation/episodes/judgements.py:
+`record_kind` tells them by their keys) is imported by that module, in a pass of its own.
+The conversation is named by its key or its external id (an id several conversations share
+is an error naming their keys), or by "conversation_key", a key exactly (conversation_keys).
 
 With `judge=True` (`--judge`) the file holds a reference annotator's labels (an LLM judge, a
 pilot's rater): the annotator becomes one of the group's judges, whose round-1 labels are
@@ -25,6 +27,7 @@ from django.db import transaction
 from taxonomy.models import TaxonomyVersion, Type
 
 from .. import conversation_keys
+from ..episodes.judgements import import_episode_records, record_kind
 from ..limits import check_length
 from ..models import (
     Assignment,
@@ -219,12 +222,17 @@ class _Importer:
         self.group_name_field = Group._meta.get_field("name")
         # who and where the records go: accounts, groups, seats, assignments
         self.seating = Seating(study, create_members, judge, self.report, kind)
+        self.episode_records = 0
 
     # -- reading ------------------------------------------------------------------------
 
     def batches(self, path: Path) -> Iterator[list[tuple[int, dict | None, str]]]:
         batch = []
         for line in read_label_lines(path):
+            if line[1] is not None and record_kind(line[1]) is not None:
+                # an episode's judgement or a coverage rating (episodes/judgements.py)
+                self.episode_records += 1
+                continue
             batch.append(line)
             if len(batch) >= self.batch_size:
                 yield batch
@@ -441,6 +449,17 @@ def import_annotations(
         if importer.report.imported == 0:
             importer.seating.created.remove(study)
         raise
+    if importer.episode_records:
+        # the file's episode judgements and coverage ratings, in a pass of their own
+        import_episode_records(
+            study,
+            path,
+            importer.report,
+            lambda: read_label_lines(path),
+            create_members=create_members,
+            judge=judge,
+            kind=kind,
+        )
     if importer.report.imported == 0:
         importer.seating.created.remove(study)
         importer.report.removed = True

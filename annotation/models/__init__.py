@@ -23,6 +23,14 @@ from .decisions import (
     StudyGoldQuerySet,
     study_gold_of,
 )
+from .episodes import (
+    CoverageRating,
+    Episode,
+    EpisodeJudgement,
+    EvidencePart,
+    EvidenceQuote,
+    ExtractionRun,
+)
 from .evolution import (
     TaxonomyMove,
 )
@@ -87,6 +95,7 @@ from .study import (
     SeatConflict,
     SeatRefused,
     Study,
+    Unit,
     check_groups_can_share,
 )
 
@@ -160,4 +169,11 @@ __all__ = [
     "BoardEvent",
     "BoardVisit",
     "TaxonomyMove",
+    "Unit",
+    "ExtractionRun",
+    "Episode",
+    "EvidencePart",
+    "EvidenceQuote",
+    "EpisodeJudgement",
+    "CoverageRating",
 ]

@@ -25,6 +25,13 @@ class Phase(models.TextChoices):
     CLOSED_SORT = "closed_sort"
 
 
+class Unit(models.TextChoices):
+    """What a group's annotators label: a turn (a card) or an episode (models/episodes.py)."""
+
+    TURN = "turn"
+    EPISODE = "episode"
+
+
 class Seat(models.TextChoices):
     ANNOTATOR = "annotator"
     JUDGE = "judge"
@@ -110,6 +117,10 @@ class Group(models.Model):
     )
     # "" follows the study's phase; a group may open-sort while the study's others wait
     phase = models.CharField(max_length=20, choices=Phase.choices, blank=True, default="")
+    # what its annotators label: turns (cards) or episodes (issue 21)
+    unit = models.CharField(
+        max_length=10, choices=Unit.choices, default=Unit.TURN, db_default=Unit.TURN
+    )
 
     class Meta:
         ordering = ["name"]

@@ -235,6 +235,50 @@ def build(slug: str = "rich") -> m.Study:
     )
     gone.delete()
     m.BoardVisit.objects.create(study=study, user=users["ann"], first_at=at(22))
+    run = m.ExtractionRun.objects.create(
+        study=study,
+        name="gpt",
+        source="gpt-5",
+        parameters={"t": 1},
+        counts={"read": 2},
+        created_at=at(23),
+    )
+    extracted = m.Episode.objects.create(
+        conversation=part,
+        run=run,
+        first_turn=1,
+        last_turn=2,
+        goal="g",
+        confidence=0.8,
+        run_valid=False,
+        run_invalid_reason="other",
+        run_labels={"ax": ["newt"]},
+        source_line=1,
+        created_at=at(23),
+    )
+    m.Episode.objects.create(
+        conversation=part,
+        created_by=users["ann"],
+        first_turn=2,
+        last_turn=2,
+        goal="missed",
+        created_at=at(24),
+    )
+    m.EvidenceQuote.objects.create(
+        episode=extracted, turn=card, part="user", start=0, end=1, quote="u"
+    )
+    m.EpisodeJudgement.objects.create(
+        episode=extracted,
+        annotator=users["ann"],
+        group=group,
+        valid=True,
+        labels={"ax": ["newt"]},
+        taxonomy_version=v2,
+        created_at=at(24),
+    )
+    m.CoverageRating.objects.create(
+        conversation=part, annotator=users["ben"], group=group, rating=1, created_at=at(25)
+    )  # fmt: skip
     folder = Path(settings.MEDIA_ROOT) / "imports" / str(job.pk)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "rejected.txt").write_bytes(b"a.jsonl:1: bad\n" * 100)

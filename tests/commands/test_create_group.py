@@ -90,3 +90,13 @@ def test_it_needs_a_kind_and_knows_the_phases(study):
 def test_it_refuses_an_unknown_study(db):
     with pytest.raises(CommandError, match="unknown study 's1'"):
         create("G1", "--kind", "student")
+
+
+def test_it_sets_the_unit_its_annotators_label(study):
+    out = create("E1", "--kind", "expert", "--unit", "episode")
+    assert Group.objects.get(study=study, name="E1").unit == "episode"
+    assert "labelling episodes" in out
+    create("T1", "--kind", "student")
+    assert Group.objects.get(study=study, name="T1").unit == "turn"
+    with pytest.raises(CommandError):
+        create("X1", "--kind", "student", "--unit", "session")

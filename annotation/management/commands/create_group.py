@@ -1,5 +1,5 @@
 """python manage.py create_group SLUG NAME --kind expert|student [--moderator USERNAME]
-[--phase open_sort|closed_sort]"""
+[--phase open_sort|closed_sort] [--unit turn|episode]"""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from django.core.management.base import CommandError
 
 from annotation.actions.groups import GroupRefused, create_group
 from annotation.management.study_command import StudyCommand
-from annotation.models import Kind, Phase, SeatRefused
+from annotation.models import Kind, Phase, SeatRefused, Unit
 
 
 class Command(StudyCommand):
@@ -29,6 +29,12 @@ class Command(StudyCommand):
             choices=Phase.values,
             help="the group's own phase (default: it follows the study's)",
         )
+        parser.add_argument(
+            "--unit",
+            default=Unit.TURN,
+            choices=Unit.values,
+            help="what its annotators label: turns (cards, the default) or episodes",
+        )
 
     def handle(self, *args, slug: str, name: str, kind: str, **options) -> None:
         study = self.get_study(slug)
@@ -42,13 +48,16 @@ class Command(StudyCommand):
                     "--create-users creates users); nothing was created"
                 )
         try:
-            group = create_group(study, name, kind, phase=options["phase"], moderator=moderator)
+            group = create_group(
+                study, name, kind, phase=options["phase"], moderator=moderator, unit=options["unit"]
+            )
         except (GroupRefused, SeatRefused) as e:
             raise CommandError(f"{e}; nothing was created") from None
         phase = Phase(group.effective_phase).label.lower()
         own = "" if group.phase else " (the study's)"
         self.stdout.write(
-            f"Created group {group.name} ({group.kind}) in study {study.slug}, {phase}{own}."
+            f"Created group {group.name} ({group.kind}) in study {study.slug}, {phase}{own}, "
+            f"labelling {group.unit}s."
         )
         who = moderator.username if moderator else "none (the study's leads moderate)"
         self.stdout.write(f"moderator: {who}")

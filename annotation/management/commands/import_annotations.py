@@ -11,8 +11,11 @@ class Command(StudyCommand):
     help = (
         "Import annotations from a JSONL file, one record a line: "
         '{"conversation": id, "turn": 1-based index, "annotator": username, '
-        '"labels": [type codes], "round": 1, "group": name}. Bad records are reported '
-        "and skipped; exits non-zero only when nothing could be imported."
+        '"labels": [type codes], "round": 1, "group": name}; or an episode\'s judgement '
+        '{"episode": id, "run": name, "annotator", "group", "round", "valid": true|false, '
+        '"invalid_reason": code, "labels": {axis: [codes]}}, or a session\'s coverage '
+        'rating {"conversation", "annotator", "group", "coverage": 0|1|2}. Bad records are '
+        "reported and skipped; exits non-zero only when nothing could be imported."
     )
 
     def add_arguments(self, parser) -> None:
