@@ -50,6 +50,8 @@ STUDY_MODELS = (
     "annotation.EvidenceQuote",
     "annotation.EpisodeJudgement",
     "annotation.CoverageRating",
+    "annotation.JudgeRun",
+    "annotation.JudgeScore",
 )
 
 # The taxonomy's models, parents first; they are matched by natural key on load.

@@ -279,6 +279,30 @@ def build(slug: str = "rich") -> m.Study:
     m.CoverageRating.objects.create(
         conversation=part, annotator=users["ben"], group=group, rating=1, created_at=at(25)
     )  # fmt: skip
+    judged = m.JudgeRun.objects.create(
+        study=study,
+        group=group,
+        judge="code-rollback",
+        version="1",
+        user=users["lee"],
+        params={"sample": 2, "seed": 1},
+        threshold=0.4,
+        status=m.JudgeRunStatus.DONE,
+        job=job,
+        counts={"units_done": 1},
+        calls=0,
+        created_by=users["lee"],
+        created_at=at(26),
+        started_at=at(26),
+        finished_at=at(27),
+    )
+    m.JudgeScore.objects.create(
+        run=judged,
+        turn=card,
+        type=new_type,
+        score=0.75,
+        evidence={"turns": [0, 1], "quotes": ["x"]},
+    )
     folder = Path(settings.MEDIA_ROOT) / "imports" / str(job.pk)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "rejected.txt").write_bytes(b"a.jsonl:1: bad\n" * 100)
