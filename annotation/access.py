@@ -381,3 +381,22 @@ def lead_page(view):
 def lead_post(view):
     """A lead's POST-only view (405 for other methods, checked before the study)."""
     return lead_page(require_POST(view))
+
+
+def judges_visible_to(user, study: Study) -> bool:
+    """Whether `user` may see the study's machine judges (their runs, scores, labels): its
+    leads, unless the agreement lock applies to them (a judge's labels are round-1 labels
+    of cards they annotate blind). Never annotators or moderators."""
+    if study.role_of(user) != Role.LEAD:
+        return False
+    return not agreement_locked_reason(user, study)
+
+
+def get_study_for_judges(user, slug: str) -> Study:
+    """The study for a lead who may see its machine judges (judges_visible_to): a 404 for
+    non-members, a 403 saying why for the others."""
+    study = get_study_for_lead(user, slug, say_why=True)
+    locked = agreement_locked_reason(user, study)
+    if locked:
+        raise PermissionDenied(locked)
+    return study

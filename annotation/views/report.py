@@ -28,6 +28,7 @@ from ..agreement.render import md_escape, tex_escape, to_csv, to_latex, to_markd
 from ..agreement.spec import PAGE, Table, TaxonomyEntry, pair_names, show, taxonomy_entries
 from ..agreement.tables import report_spec
 from ..models import Job, JobKind, JobStatus, Study
+from .judges import panel_context as judges_panel
 
 DOWNLOADS = {
     # fmt: (extension, content type, writer)
@@ -72,6 +73,7 @@ def report(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_reporter(request.user, slug)
     job = _latest_report_job(study)
     ctx: dict = {"study": study, "job": job, "sample": study.samples.first()}
+    ctx |= judges_panel(request.user, study)  # leads only: {} for a moderator
     if job is not None:
         version = _version_of(study, job)
         ctx["old_version"] = version if version.pk != study.taxonomy_version_id else None
