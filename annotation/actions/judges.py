@@ -47,6 +47,7 @@ from ..models import (
     Group,
     Job,
     JobKind,
+    JobStatus,
     JudgeRun,
     JudgeRunStatus,
     JudgeScore,
@@ -371,6 +372,25 @@ def start(run: JudgeRun, by=None) -> Job:
         run.save(update_fields=["job", "status"])
         transaction.on_commit(lambda: run_judge.delay(job.pk))
     return job
+
+
+def settle_lost(study: Study) -> int:
+    """Runs left running by a job that ended without them (its worker lost, the job reaped
+    as failed): stopped, saying so; the same judge run again resumes them."""
+    from ..tasks import reap_lost_jobs
+
+    reap_lost_jobs()
+    lost = JudgeRun.objects.filter(
+        study=study, status=JudgeRunStatus.RUNNING, job__status=JobStatus.FAILED
+    ).select_related("job")
+    for run in lost:
+        run.status = JudgeRunStatus.STOPPED
+        run.counts["stopped"] = (
+            f"Its job ended before the run did ({run.job.error}); run the same judge again "
+            "to resume."
+        )
+        run.save(update_fields=["status", "counts"])
+    return len(lost)
 
 
 def execute_job(job: Job, progress: Progress) -> None:

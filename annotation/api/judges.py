@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ..access import agreement_locked_reason, get_study_for_lead
-from ..actions.judges import JudgeRefused, RunRequest, prepare, start
+from ..actions.judges import JudgeRefused, RunRequest, prepare, settle_lost, start
 from .common import (
     ClosedSerializer,
     PageQuerySerializer,
@@ -107,6 +107,7 @@ def judge_runs(request: Request, slug: str) -> Response:
     follow it at `status_url`)."""
     study = _study(request, slug)
     if request.method == "GET":
+        settle_lost(study)
         rows = study.judge_runs.select_related("group", "user")
         return paginate(request, rows, JudgeRunSerializer)
     serializer = JudgeRunInputSerializer(data=request.data)

@@ -23,6 +23,7 @@ from ..actions.judges import (
     judge_names,
     prepare,
     rethreshold,
+    settle_lost,
     start,
 )
 from ..models import JudgeRun, JudgeRunStatus, Study
@@ -65,6 +66,7 @@ def panel_context(user, study: Study, form: JudgeRunForm | None = None) -> dict:
     """What the panel shows `user` ({} for anyone who may not see machine judges)."""
     if not judges_visible_to(user, study):
         return {}
+    settle_lost(study)
     runs = list(study.judge_runs.select_related("group", "job", "user")[:RUNS_SHOWN])
     return {
         "judges_panel": True,

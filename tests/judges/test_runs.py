@@ -399,3 +399,20 @@ def test_a_judge_cannot_sit_where_it_would_see_a_shared_cards_other_labels(
     Conversation.objects.filter(external_id="c1").assign(other)
     with pytest.raises(JudgeRefused, match="round 1 stays blind"):
         prepare(study, RunRequest(judge="even-turns", group="g2"))
+
+
+def test_a_run_whose_job_was_lost_reads_as_stopped_and_resumes(study, group, fake_model):
+    from annotation.actions.judges import settle_lost
+    from annotation.models import Job, JobKind
+
+    fake_model.answer = labeller({})
+    run = prepare(study, RunRequest(judge="llm-annotate"))
+    job = Job.objects.create(study=study, kind=JobKind.JUDGE, params={"run": run.pk})
+    run.job, run.status = job, JudgeRunStatus.RUNNING
+    run.save()
+    job.fail("The worker running this job stopped")
+
+    assert settle_lost(study) == 1
+    run.refresh_from_db()
+    assert run.status == JudgeRunStatus.STOPPED and "worker" in run.counts["stopped"]
+    assert run_llm(study).pk == run.pk  # resumed
