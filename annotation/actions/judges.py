@@ -28,6 +28,8 @@ limit) the highest scores are kept.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 import re
 from collections.abc import Callable
@@ -40,7 +42,6 @@ from django.db.models.functions import Length
 from django.utils import timezone
 
 from ..judges import llm_annotate as llm
-from ..judges.client import Endpoint, ModelClient, ModelError, digest_of, missing_settings
 from ..models import (
     Annotation,
     Conversation,
@@ -65,6 +66,14 @@ BATCH = 100  # conversations read at a time
 ERRORS_SHOWN = 50
 MAX_PROMPT_CHARS = 50_000
 Progress = Callable[[int, int, str], None]
+
+
+def digest_of(data) -> str:
+    """SHA-256 of `data` as canonical JSON, as the model client digests a request (its
+    module, and the openai SDK with it, is imported only when a run calls a model: a dry
+    run never does)."""
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 class JudgeRefused(ValueError):
@@ -438,7 +447,7 @@ class _Runner:
         for name in _COUNTS:
             self.counts.setdefault(name, 0)
         self.counts.setdefault("error_lines", [])
-        self.client: ModelClient | None = None
+        self.client = None  # a ModelClient, for an LLM judge
         if run.judge == LLM_ANNOTATE:
             self.taxonomy = llm.TaxonomyText.of(self.version)
             self.schema = self.taxonomy.schema()
@@ -460,6 +469,8 @@ class _Runner:
             self.counts["error_lines"].append(line)
 
     def score_llm(self, card: Turn, turns: list[llm.TurnText]) -> dict | None:
+        from ..judges.client import ModelError
+
         if why := self.over_budget():
             raise _Stop(why)
         here = turns[-1]
@@ -558,6 +569,8 @@ def execute(run: JudgeRun, progress: Progress | None = None) -> JudgeRun:
     run.status, run.started_at, run.finished_at = JudgeRunStatus.RUNNING, timezone.now(), None
     runner.save()
     if run.judge == LLM_ANNOTATE:
+        from ..judges.client import Endpoint, ModelClient, missing_settings
+
         endpoint = Endpoint.from_settings(run.model)
         if endpoint is None:
             counts["stopped"] = "the model client is off: set " + " and ".join(
