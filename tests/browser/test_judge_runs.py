@@ -14,13 +14,29 @@ from django.urls import reverse
 
 from annotation.models import JudgeRun
 from annotation.tasks import run_judge
-from tests.browser.pages import htmx_ready, log_in
+from tests.browser.pages import htmx_ready
 from tests.factories import label, make_conversation, make_group
 from tests.model_stub import StubServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 QUOTE = "please write function number"
+PASSWORD = "pw-" + "secret"  # what tests/conftest.make_user gives everyone
+
+
+def log_in(browser, live_server, username: str):
+    """As tests/browser/pages.log_in, waiting up to a minute for a page (a busy machine)."""
+    context = browser.new_context()
+    context.set_default_timeout(60_000)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill('input[name="username"]', username)
+    page.fill('input[name="password"]', PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(f"{live_server.url}/")
+    return context, page, errors
 
 
 def answer(body: dict) -> str:
@@ -59,8 +75,8 @@ def test_the_lead_runs_a_judge_and_the_annotator_sees_nothing_of_it(
     page.goto(f"{live_server.url}/s/{study.slug}/report/")
     panel = page.locator("#judges")
     assert "No judge has run on this study yet" in panel.inner_text()
-    page.get_by_label("Judge").select_option("llm-annotate")
-    page.get_by_label("Group").select_option("g1")
+    panel.locator("#id_judge").select_option("llm-annotate")
+    panel.locator("#id_group").select_option("g1")
     page.get_by_label("Dry run (estimate only)").check()
     page.get_by_role("button", name="Start").click()
     page.wait_for_function(
@@ -76,7 +92,7 @@ def test_the_lead_runs_a_judge_and_the_annotator_sees_nothing_of_it(
     htmx_ready(page, "#judges")
     (job_id,) = queued
     run_judge.apply(args=[job_id])  # as a worker would, while the panel polls
-    page.wait_for_selector("#judges tr[data-status='done']", timeout=15_000)
+    page.wait_for_selector("#judges tr[data-status='done']")
     run = JudgeRun.objects.get()
     row = page.locator(f"#judge-run-{run.pk}").inner_text()
     assert run.user.username in row and "3 of 3 cards" in row
