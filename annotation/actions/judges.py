@@ -368,10 +368,9 @@ def estimate(run: JudgeRun) -> dict:
     }
 
 
-def start(run: JudgeRun, by=None) -> Job:
-    """A JUDGE job for the run, queued for a worker once the transaction commits."""
-    from ..tasks import run_judge
-
+def start(run: JudgeRun, task, by=None) -> Job:
+    """A JUDGE job for the run, queued on `task` (tasks.run_judge: the callers pass it, the
+    domain never imports the tasks) once the transaction commits."""
     with transaction.atomic():
         job = Job.objects.create(
             study=run.study, kind=JobKind.JUDGE, params={"run": run.pk}, created_by=by
@@ -379,16 +378,14 @@ def start(run: JudgeRun, by=None) -> Job:
         run.job = job
         run.status = JudgeRunStatus.RUNNING
         run.save(update_fields=["job", "status"])
-        transaction.on_commit(lambda: run_judge.delay(job.pk))
+        transaction.on_commit(lambda: task.delay(job.pk))
     return job
 
 
 def settle_lost(study: Study) -> int:
     """Runs left running by a job that ended without them (its worker lost, the job reaped
-    as failed): stopped, saying so; the same judge run again resumes them."""
-    from ..tasks import reap_lost_jobs
-
-    reap_lost_jobs()
+    as failed by tasks.reap_lost_jobs, which the callers run first): stopped, saying so; the
+    same judge run again resumes them."""
     lost = JudgeRun.objects.filter(
         study=study, status=JudgeRunStatus.RUNNING, job__status=JobStatus.FAILED
     ).select_related("job")

@@ -15,6 +15,7 @@ from rest_framework.response import Response
 
 from ..access import agreement_locked_reason, get_study_for_lead
 from ..actions.judges import JudgeRefused, RunRequest, prepare, settle_lost, start
+from ..tasks import reap_lost_jobs, run_judge
 from .common import (
     ClosedSerializer,
     PageQuerySerializer,
@@ -89,7 +90,7 @@ def _study(request: Request, slug: str):
     methods=["GET"],
     operation_id="studies_judge_runs_list",
     parameters=[PageQuerySerializer],
-    responses=responses({200: page_of(JudgeRunSerializer)}, 403, 404),
+    responses=responses({200: page_of(JudgeRunSerializer)}, 400, 403, 404),
 )
 @extend_schema(
     methods=["POST"],
@@ -107,6 +108,7 @@ def judge_runs(request: Request, slug: str) -> Response:
     follow it at `status_url`)."""
     study = _study(request, slug)
     if request.method == "GET":
+        reap_lost_jobs()
         settle_lost(study)
         rows = study.judge_runs.select_related("group", "user")
         return paginate(request, rows, JudgeRunSerializer)
@@ -121,7 +123,7 @@ def judge_runs(request: Request, slug: str) -> Response:
     if dry_run:
         body = {"run": run, "status_url": None}
         return Response(JudgeRunStartedSerializer(body).data, status=status.HTTP_201_CREATED)
-    job = start(run, by=request.user)
+    job = start(run, run_judge, by=request.user)
     run.refresh_from_db()
     body = {"run": run, "status_url": job_url(request, job)}
     return Response(JudgeRunStartedSerializer(body).data, status=status.HTTP_202_ACCEPTED)

@@ -27,6 +27,7 @@ from ..actions.judges import (
     start,
 )
 from ..models import JudgeRun, JudgeRunStatus, Study
+from ..tasks import reap_lost_jobs, run_judge
 
 PANEL = "annotation/judges/_panel.html"
 RUNS_SHOWN = 20
@@ -66,6 +67,7 @@ def panel_context(user, study: Study, form: JudgeRunForm | None = None) -> dict:
     """What the panel shows `user` ({} for anyone who may not see machine judges)."""
     if not judges_visible_to(user, study):
         return {}
+    reap_lost_jobs()
     settle_lost(study)
     runs = list(study.judge_runs.select_related("group", "job", "user")[:RUNS_SHOWN])
     return {
@@ -108,7 +110,7 @@ def judge_run_start(request: HttpRequest, slug: str) -> HttpResponse:
         return _answer(request, study, panel_context(request.user, study, form), status=422)
     if form.cleaned_data["dry_run"]:
         return _answer(request, study, {"judge_estimate": estimate_line(run)})
-    start(run, by=request.user)
+    start(run, run_judge, by=request.user)
     return _answer(request, study)
 
 

@@ -412,7 +412,7 @@ def test_a_run_whose_job_was_lost_reads_as_stopped_and_resumes(study, group, fak
     run.save()
     job.fail("The worker running this job stopped")
 
-    assert settle_lost(study) == 1
+    assert settle_lost(study) == 1  # (the pages and the API reap lost jobs first)
     run.refresh_from_db()
     assert run.status == JudgeRunStatus.STOPPED and "worker" in run.counts["stopped"]
     assert run_llm(study).pk == run.pk  # resumed
