@@ -577,10 +577,10 @@ def execute(run: JudgeRun, progress: Progress | None = None) -> JudgeRun:
             runner.save()
             return run
         runner.client = ModelClient(endpoint)
-    conversations = (
-        Conversation.objects.filter(turns__pk__in=list(todo_ids)).distinct().order_by("pk")
-    )
-    ids = list(conversations.values_list("pk", flat=True))
+    # the conversations with a card to score, by a subquery (no list of ids in the query:
+    # SQLite takes at most 32,766 parameters)
+    pending = cards.exclude(_scored(run)).values_list("conversation_id", flat=True)
+    ids = sorted(set(pending))
     try:
         for start in range(0, len(ids), BATCH):
             batch = Conversation.objects.in_bulk(ids[start : start + BATCH])
