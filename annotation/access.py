@@ -381,3 +381,53 @@ def lead_page(view):
 def lead_post(view):
     """A lead's POST-only view (405 for other methods, checked before the study)."""
     return lead_page(require_POST(view))
+
+
+def judges_visible_to(user, study: Study) -> bool:
+    """Whether `user` may see the study's machine judges (their runs, scores, labels): its
+    leads, unless the agreement lock applies to them (a judge's labels are round-1 labels
+    of cards they annotate blind). Never annotators or moderators."""
+    if study.role_of(user) != Role.LEAD:
+        return False
+    return not agreement_locked_reason(user, study)
+
+
+def get_study_for_judges(user, slug: str) -> Study:
+    """The study for a lead who may see its machine judges (judges_visible_to): a 404 for
+    non-members, a 403 saying why for the others."""
+    study = get_study_for_lead(user, slug, say_why=True)
+    locked = agreement_locked_reason(user, study)
+    if locked:
+        raise PermissionDenied(locked)
+    return study
+
+
+def judge_usernames(study: Study) -> set[str]:
+    """The usernames of whoever sits as a judge in a group of `study` (machine judges'
+    pseudo-users, imported reference annotators)."""
+    return set(
+        Group.judges.through.objects.filter(group__study=study).values_list(
+            "user__username", flat=True
+        )
+    )
+
+
+def without_judges(data, names: set[str]):
+    """`data` (a stored result: dicts, lists, values) without what is keyed by, or is, one
+    of `names`: a report's judge measures (each annotator against the consensus, the split
+    check's accuracies) as a moderator reads it."""
+    if not names:
+        return data
+    if isinstance(data, dict):
+        return {k: without_judges(v, names) for k, v in data.items() if k not in names}
+    if isinstance(data, list):
+        return [without_judges(v, names) for v in data if not (isinstance(v, str) and v in names)]
+    return data
+
+
+def report_result(user, study: Study, result: dict) -> dict:
+    """An agreement result as `user` reads it on the report: whole for whoever may see the
+    machine judges (judges_visible_to), else without the judges' entries."""
+    if judges_visible_to(user, study):
+        return result
+    return without_judges(result, judge_usernames(study))

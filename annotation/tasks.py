@@ -474,3 +474,24 @@ def run_split_proposals(self, job_id: int) -> None:
         logger.exception("splitting job %s failed", job.pk)
         error = f"{type(exc).__name__}: {exc}"
         _record_failure(lambda: job.fail(error))
+
+
+@shared_task(bind=True)
+def run_judge(self, job_id: int) -> None:
+    """A machine judge's run (params: run, a JudgeRun id; actions/judges.py): its cards
+    still to score, scored and labelled; the job's result the run's counts. A lost job
+    fails; running the same judge again resumes its run where it stopped."""
+    from .actions.judges import execute_job
+
+    job = _load_job(job_id, "judge")
+    if job is None or not job.claim_run():
+        return
+    job.start(total=job.total)
+    throttled = _Throttled(job)
+    try:
+        with _heartbeat(job, self.request):
+            execute_job(job, throttled)
+    except Exception as exc:
+        logger.exception("judge job %s failed", job.pk)
+        error = f"{type(exc).__name__}: {exc}"
+        _record_failure(lambda: job.fail(error))

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import include, path
 
-from . import discussion, jobs, study
+from . import discussion, jobs, judges, study
 from . import views as api
 
 card = [
@@ -31,6 +31,7 @@ in_study = [
     path("jobs/<int:job_id>/", jobs.job, name="api-job"),
     path("jobs/<int:job_id>/download/", jobs.download, name="api-job-download"),
     path("exports/", jobs.start_export, name="api-exports"),
+    path("judge-runs/", judges.judge_runs, name="api-judge-runs"),
 ]
 
 urlpatterns = [

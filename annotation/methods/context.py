@@ -9,6 +9,7 @@ from functools import cached_property
 
 from django.db.models import Count, Min
 
+from ..access import judges_visible_to
 from ..models import (
     Assignment,
     Conversation,
@@ -106,6 +107,8 @@ class Context:
         tagged = set(
             TagSet.objects.filter(group_id__in=ids).values_list("group_id", flat=True).distinct()
         )
+        # the judges are the leads' to read (access.judges_visible_to); the command line's too
+        judges_shown = self.user is None or judges_visible_to(self.user, self.study)
         out = []
         for g in groups:
             annotators = sorted(g.annotators.all(), key=lambda u: u.username)
@@ -121,7 +124,7 @@ class Context:
                     annotators=[u.username for u in annotators],
                     annotator_ids=[u.pk for u in annotators],
                     moderator=g.moderator.username if g.moderator else "",
-                    judges=sorted(u.username for u in g.judges.all()),
+                    judges=sorted(u.username for u in g.judges.all()) if judges_shown else [],
                     conversations=conversations.get(g.pk, 0),
                     cards=cards.get(g.pk, 0),
                 )

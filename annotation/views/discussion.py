@@ -438,14 +438,14 @@ def card_comments(card: DiscussionCard):
 
 def group_annotations(card: DiscussionCard):
     """The card's labels as the group sees them: everyone's but those of people who label it
-    in another group sharing the card (their round 1 is theirs to keep blind)."""
-    others = Group.objects.filter(assignments__conversation_id=card.turn.conversation_id).exclude(
-        pk=card.group.pk
-    )
-    outsiders = set(
-        others.filter(annotators__isnull=False).values_list("annotators", flat=True)
-    ) | set(others.filter(judges__isnull=False).values_list("judges", flat=True))
-    return Annotation.objects.filter(turn=card.turn).exclude(annotator__in=outsiders)
+    in another group sharing the card (their round 1 is theirs to keep blind), and never a
+    judge's (a machine judge never votes and never reaches annotators or moderators; the
+    leads read the judges on the report)."""
+    groups = Group.objects.filter(assignments__conversation_id=card.turn.conversation_id)
+    others = groups.exclude(pk=card.group.pk)
+    outsiders = set(others.filter(annotators__isnull=False).values_list("annotators", flat=True))
+    judges = set(groups.filter(judges__isnull=False).values_list("judges", flat=True))
+    return Annotation.objects.filter(turn=card.turn).exclude(annotator__in=outsiders | judges)
 
 
 def _stale_form(request: HttpRequest, card: DiscussionCard) -> str:

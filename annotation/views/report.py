@@ -22,12 +22,13 @@ from django.views.decorators.http import require_GET
 
 from taxonomy.models import TaxonomyVersion
 
-from ..access import get_study_for_reporter
+from ..access import get_study_for_reporter, report_result
 from ..agreement import svg
 from ..agreement.render import md_escape, tex_escape, to_csv, to_latex, to_markdown
 from ..agreement.spec import PAGE, Table, TaxonomyEntry, pair_names, show, taxonomy_entries
 from ..agreement.tables import report_spec
 from ..models import Job, JobKind, JobStatus, Study
+from .judges import panel_context as judges_panel
 
 DOWNLOADS = {
     # fmt: (extension, content type, writer)
@@ -72,15 +73,17 @@ def report(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_study_for_reporter(request.user, slug)
     job = _latest_report_job(study)
     ctx: dict = {"study": study, "job": job, "sample": study.samples.first()}
+    ctx |= judges_panel(request.user, study)  # leads only: {} for a moderator
     if job is not None:
+        result = report_result(request.user, study, job.result)  # judges: the leads' only
         version = _version_of(study, job)
         ctx["old_version"] = version if version.pk != study.taxonomy_version_id else None
         entries, axis_names = taxonomy_entries(version)
         ctx["stale"] = _is_stale(study, job)
-        ctx["round"] = job.result.get("round", 1)
+        ctx["round"] = result.get("round", 1)
         ctx["axes"] = [
-            _axis_page(axis, job.result["axes"][axis.code], entries.get(axis.code, []))
-            for axis in report_spec(job.result, entries, axis_names)
+            _axis_page(axis, result["axes"][axis.code], entries.get(axis.code, []))
+            for axis in report_spec(result, entries, axis_names)
         ]
         ctx["downloads"] = list(DOWNLOADS)
     return render(request, "annotation/report/page.html", ctx)
@@ -96,10 +99,11 @@ def report_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     if job is None:
         raise Http404("No agreement computed yet")
     extension, content_type, writer = DOWNLOADS[fmt]
+    result = report_result(request.user, study, job.result)  # judges: the leads' only
     if writer is None:
-        body = json.dumps(job.result, allow_nan=False, indent=1)
+        body = json.dumps(result, allow_nan=False, indent=1)
     else:
-        body = writer(job.result, taxonomy_entries(_version_of(study, job))[0])
+        body = writer(result, taxonomy_entries(_version_of(study, job))[0])
         body += _sample_section(study, fmt)
     response = HttpResponse(body, content_type=content_type)
     filename = f"{study.slug}-agreement-round{job.result.get('round', 1)}.{extension}"

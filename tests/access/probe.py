@@ -87,6 +87,7 @@ def _page_requests(slug: str, turn: Turn) -> list[tuple[str, str, dict, dict]]:
         reverse("job_list", args=[slug]),
         reverse("report", args=[slug]),
         *(reverse("report_download", args=[slug, fmt]) for fmt in ("json", "csv", "md")),
+        reverse("judge_runs", args=[slug]),
         *_job_pages(slug),
     ]
     out = [("get", u, {}, h) for u in reads for h in ({}, HTMX)]
@@ -137,6 +138,7 @@ def _api_requests(slug: str, turn: Turn) -> list[tuple[str, str, dict]]:
         ("get", f"{base}/groups/", {}),
         ("get", f"{base}/conversations/{turn.conversation_id}/turns/", {}),
         ("get", f"{base}/jobs/", {}),
+        ("get", f"{base}/judge-runs/", {}),
         ("post", f"{base}/cards/{turn.pk}/consensus/", {"labels": [], "rationale": "r"}),
     ]
 

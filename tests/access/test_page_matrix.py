@@ -65,21 +65,28 @@ PAGES = [
     ("report_download", "json", 302, 403, 403, 200, 200, 403, 404),
     ("report_download", "csv", 302, 403, 403, 200, 200, 403, 404),
     ("report_download", "md", 302, 403, 403, 200, 200, 403, 404),
+    # the methods section: it names the groups' judges to the leads only
+    ("report_methods", None, 302, 403, 403, 200, 200, 403, 404),
+    ("methods_download", "md", 302, 403, 403, 200, 200, 403, 404),
 ]
 # the Jobs panel's list: a partial (without htmx the study page, a redirect)
 JOB_LIST = ("job_list", None, 302, 403, 403, 403, 200, 200, 404)
+# the machine judges' panel (issue 22), a partial of the report page: the leads', not while
+# the agreement lock applies
+JUDGE_RUNS = ("judge_runs", None, 302, 403, 403, 403, 200, 403, 404)
+PARTIALS = (JOB_LIST, JUDGE_RUNS)
 
 
 def _id(row) -> str:
     return f"{row[0]}[{row[1]}]" if row[1] else row[0]
 
 
-@pytest.mark.parametrize("row", [*PAGES, JOB_LIST], ids=_id)
+@pytest.mark.parametrize("row", [*PAGES, *PARTIALS], ids=_id)
 def test_each_role_gets_the_pages_its_role_gives_it(world, row):
     url, expected = _url(world, row[0], row[1]), dict(zip(ROLES, row[2:], strict=True))
 
     got = {role: matrix.page_client(world, role).get(url, **HTMX).status_code for role in ROLES}
-    if row is not JOB_LIST:
+    if row not in PARTIALS:
         plain = {role: matrix.page_client(world, role).get(url).status_code for role in ROLES}
         assert plain == expected, url
 
@@ -90,6 +97,7 @@ def test_each_role_gets_the_pages_its_role_gives_it(world, row):
 # the times (time per card); the author, their tags on the card
 LABELS = {role: ("note", "evidence", "label") for role in ROLES}
 LABELS |= {lead: ("note", "evidence", "label", "time") for lead in ("lead", "lead_annotating")}
+LABELS["lead"] += ("name",)  # a machine judge's, on the report's Machine judges panel
 SEEN_ON_THE_PAGES = {role: {"labels": LABELS[role], "tags": ("tag", "note")} for role in ROLES}
 
 
@@ -97,7 +105,7 @@ SEEN_ON_THE_PAGES = {role: {"labels": LABELS[role], "tags": ("tag", "note")} for
 def test_no_page_partial_or_download_carries_a_secret_the_role_may_not_see(world, role):
     client = matrix.page_client(world, role)
     answers = []
-    for row in [*PAGES, JOB_LIST]:
+    for row in [*PAGES, *PARTIALS]:
         url = _url(world, row[0], row[1])
         for headers, tag in (({}, ""), (HTMX, " htmx")):
             answers.append((f"GET {url}{tag}", client.get(url, **headers), False))

@@ -20,7 +20,21 @@ from dataclasses import dataclass
 from django.test import Client
 from rest_framework.test import APIClient
 
-from annotation.models import CardTime, Job, JobKind, Kind, Phase, Proposal, Role, Study
+from annotation.actions.judges import judge_user, write_labels
+from annotation.models import (
+    CardTime,
+    Job,
+    JobKind,
+    JudgeRun,
+    JudgeRunStatus,
+    JudgeScore,
+    Kind,
+    Phase,
+    Proposal,
+    Role,
+    Seat,
+    Study,
+)
 from annotation.opensort.tagging import TagInput, save_tag_set
 from annotation.tasks import run_agreement, run_export
 from tests.access.probe import body_of, is_file, shows_agreement
@@ -60,6 +74,8 @@ class Secret:
     code: str = ""
     time_ms: int = 0
     tag: str = ""
+    # a machine judge's name (its pseudo-user): shown to the leads only
+    shown_as: str = ""
 
     @property
     def name(self) -> str:
@@ -77,6 +93,8 @@ class Secret:
         parts = {
             p for p in ("note", "evidence", "tag") if getattr(self, p) and getattr(self, p) in body
         }
+        if self.shown_as and self.shown_as in body:
+            parts.add("name")
         if self.time_ms and f"{self.time_ms / 1000:.1f} s" in body:  # as time per card shows it
             parts.add("time")
         marker = {"page": f'data-code="{self.code}"', "api": f'"{self.code}"', "file": self.code}
@@ -85,7 +103,7 @@ class Secret:
         return parts
 
 
-SECRETS = (
+HUMAN_SECRETS = (
     Secret(
         "alice",
         "t1",
@@ -132,6 +150,42 @@ SECRETS = (
         tag="dora-secret-tag",
     ),
 )
+# A machine judge's run in g1 (issue 22): its labels on card 1 (disputed), card 2 (agreed)
+# and card 3 (open),
+# with their evidence, its name (the pseudo-user) and its run: the leads' only. A lead who
+# annotates (lena) may see it on card 1, past round 1, but not on card 3, which she labels
+# blind; moderators and annotators never see anything of it.
+JUDGE_NAME = "llm-judge-secret-model@abc123"
+JUDGE_SECRETS = (
+    Secret(
+        "judge-t1",
+        "t1",
+        "",
+        "judge-secret-quote-t1",
+        frozenset({"lead", "lead_annotating"}),
+        code="partial_functionality_breakdown",
+        shown_as=JUDGE_NAME,
+    ),
+    # on the agreed card: the report's judge measures (each annotator against the consensus)
+    Secret(
+        "judge-t2",
+        "t2",
+        "",
+        "judge-secret-quote-t2",
+        frozenset({"lead", "lead_annotating"}),
+        code="incomplete_instruction",
+        shown_as=JUDGE_NAME,
+    ),
+    Secret(
+        "judge-t3",
+        "t3",
+        "",
+        "judge-secret-quote-t3",
+        frozenset({"lead"}),
+        code="repetitive_response",
+    ),
+)
+SECRETS = HUMAN_SECRETS + JUDGE_SECRETS
 # the agreement result counts bob's and lena's round-1 labels on card 3: the leads' and the
 # moderators' (the report), but not lena's while she labels card 3 blind
 AGREEMENT_SEEN_BY = frozenset({"moderator", "lead"})
@@ -149,9 +203,9 @@ def build(study: Study, lead, alice, bob) -> dict:
     experts.phase = Phase.OPEN_SORT
     experts.save(update_fields=["phase"])
     v1 = make_conversation(study, "c3", n_turns=1, group=experts).turns.get()
-    cards = {"t1": t1, "t3": t3, "u1": c2.turns.get(index=1), "v1": v1}
+    cards = {"t1": t1, "t2": t2, "t3": t3, "u1": c2.turns.get(index=1), "v1": v1}
     users = {"alice": alice, "bob": bob, "dora": dora, "lena": lena}
-    first, *others = SECRETS
+    first, *others = HUMAN_SECRETS
     _work(cards, users, first)  # alice's, on card 1
     label(t1, bob)  # disputed: alice's labels open to the group
     label(t2, alice, ROLLBACK)
@@ -159,6 +213,7 @@ def build(study: Study, lead, alice, bob) -> dict:
     g1.annotators.add(lena)
     for secret in others:
         _work(cards, users, secret)
+    _judge_run(study, g1, cards)
     make_study("s2").add_member(stranger, Role.LEAD)
     Proposal.propose(study=study, turn=t1, proposer=alice, name="N", definition="D", reason="R")
     jobs = _run_jobs(study, lead, lena)
@@ -176,6 +231,29 @@ def _work(cards: dict, users: dict, secret: Secret) -> None:
         return
     label(turn, author, secret.code, note=secret.note, evidence=secret.evidence)
     CardTime.objects.create(turn=turn, annotator=author, active_ms=secret.time_ms)
+
+
+def _judge_run(study: Study, group, cards: dict) -> None:
+    """A finished llm-annotate run in `group` whose labels are the judge secrets, written
+    as a run writes them (its pseudo-user seated as the group's judge, its scores kept,
+    its labels recorded from them: annotation/actions/judges.py)."""
+    user = judge_user(JUDGE_NAME)
+    group.seat(user, Seat.JUDGE)
+    run = JudgeRun.objects.create(
+        study=study, group=group, judge="llm-annotate", version="abc123", user=user,
+        model="judge-secret-model", status=JudgeRunStatus.DONE,
+        counts={"units_total": 2, "units_done": 2, "labelled": 2},
+    )  # fmt: skip
+    types = study.taxonomy_version.types_by_code()
+    for secret in JUDGE_SECRETS:
+        turn = cards[secret.card]
+        evidence = {"turns": [turn.index], "quotes": [secret.evidence], "detail": ""}
+        scores = {secret.code: (0.9, evidence), "code_rollback": (0.1, evidence)}
+        for code, (score, ev) in scores.items():
+            JudgeScore.objects.create(
+                run=run, turn=turn, type=types[code], score=score, evidence=ev
+            )
+        write_labels(run, turn, scores, types)
 
 
 def _run_jobs(study: Study, lead, lena) -> dict:
@@ -231,6 +309,9 @@ def assert_seen(role: str, seen: set, parts: dict[str, tuple[str, ...]], agreeme
     reads answers that do carry secrets, so a clean answer is not a blank one."""
     for secret in SECRETS:
         if role in secret.seen_by:
-            missing = {p for p in parts[secret.kind] if (secret.name, p) not in seen}
+            has = {"note": secret.note, "evidence": secret.evidence, "label": secret.code,
+                   "time": secret.time_ms, "tag": secret.tag, "name": secret.shown_as}  # fmt: skip
+            wanted = [p for p in parts[secret.kind] if has[p]]
+            missing = {p for p in wanted if (secret.name, p) not in seen}
             assert not missing, f"{role} should see {secret.name}: {sorted(missing)}"
     assert (("agreement", "result") in seen) == agreement, "the agreement result"

@@ -77,6 +77,8 @@ GETS = [
     # the lead's export shows the others' labels on card 3: not lena's to have
     ("{s}/jobs/{export}/download/", 401, 404, 404, 404, 200, 403, 404),
     ("{s}/jobs/{lena_export}/download/", 401, 404, 404, 404, 200, 200, 404),
+    # the machine judges' runs (issue 22): the leads', not while the agreement lock applies
+    ("{s}/judge-runs/", 401, 404, 404, 404, 200, 403, 404),
 ]
 
 

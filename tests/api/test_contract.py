@@ -25,12 +25,15 @@ MAX_EXAMPLES = 5
 # (their descriptions say where they are: GET .../taxonomy/): a schema-valid body with a code
 # the study does not have, or a set of labels its axes refuse, is a 400 naming the field
 # (tests/api/test_annotate_round.py and others pin which), so these operations may answer
-# 400 to positive data. Every other check and operation keeps schemathesis's defaults.
+# 400 to positive data. So may a judge run: its judge, group and sample are the study's
+# (the registry's judges, the group's names and size; tests/judges/test_panel_api.py). Every
+# other check and operation keeps schemathesis's defaults.
 TAXONOMY_CODES = {
     "include-operation-id": [
         "studies_cards_annotation_update",
         "studies_cards_consensus_create",
         "studies_cards_proposals_create",
+        "studies_judge_runs_create",
     ],
     "checks": {
         "positive_data_acceptance": {

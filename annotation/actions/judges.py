@@ -1,0 +1,708 @@
+"""Machine judges' runs (issue 22, points 2 and 3): what `manage.py run_judge`, the report
+page's Machine judges panel and the API's judge-runs endpoint all call.
+
+- `prepare(study, request)`: check the request, find or make the judge's pseudo-user (one
+  per judge and version: `llm-<model>@<digest6>` for an LLM judge, the digest of its prompt
+  text and parameters; `det-<name>@<version>` for a detector; unusable password, inactive,
+  seated as the group's judge), and return the run to go on with: the latest unfinished run
+  of the same judge, version and group (resumed, with the budget now asked), else a new
+  one. Its `counts["estimate"]` is the dry run's: calls and tokens from the texts' lengths,
+  no call made. A dry run stops there (status PLANNED).
+- `execute(run, progress)`: score the cards of the run's selection that no run of the same
+  judge, version and group has scored yet (a re-run skips them; the model client's call
+  cache answers what was asked before for nothing). Per card, every score (under the
+  threshold too) is kept in JudgeScore with its evidence, and the labels are written as
+  the pseudo-user's round-1 Annotation rows (source JUDGE; recorded, never submitted: a
+  judge moves no card). Past its budget (calls, tokens) the run stops: STOPPED, saying so,
+  resumed by a run of the same judge with a larger budget.
+- `rethreshold(run, x)`: the labels written again from the kept scores, no call.
+
+Labels: `llm-annotate` judges the whole taxonomy, so every card it answered gets a row (its
+types at or over the threshold; none: "no smell"); a detector judges one type, so a card
+gets a row only when its score passes (a row that no longer passes is retracted). A judge
+that does not apply to a card writes nothing. On a single-select axis (or one with a label
+limit) the highest scores are kept.
+
+`llm-extract` and `llm-validate` need episodes (issue 21): refused until they exist, as is
+`--units episodes`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models import Exists, OuterRef
+from django.db.models.functions import Length
+from django.utils import timezone
+
+from ..judges import llm_annotate as llm
+from ..models import (
+    Annotation,
+    Conversation,
+    Group,
+    Job,
+    JobKind,
+    JobStatus,
+    JudgeRun,
+    JudgeRunStatus,
+    JudgeScore,
+    JudgeUnits,
+    Seat,
+    SeatRefused,
+    Source,
+    Study,
+    Turn,
+)
+
+LLM_ANNOTATE = "llm-annotate"
+NEEDS_EPISODES = ("llm-extract", "llm-validate")
+BATCH = 100  # conversations read at a time
+ERRORS_SHOWN = 50
+MAX_PROMPT_CHARS = 50_000
+Progress = Callable[[int, int, str], None]
+
+
+def digest_of(data) -> str:
+    """SHA-256 of `data` as canonical JSON, as the model client digests a request (its
+    module, and the openai SDK with it, is imported only when a run calls a model: a dry
+    run never does)."""
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class JudgeRefused(ValueError):
+    """A judge run that cannot be done as asked; `field` names the parameter at fault."""
+
+    def __init__(self, field: str, message: str):
+        self.field, self.message = field, message
+        super().__init__(f"{field}: {message}")
+
+
+def detectors() -> dict:
+    """The rule-based detectors by name (annotation/judges/detectors), {} without them."""
+    try:
+        from ..judges.detectors import REGISTRY
+    except ImportError:
+        return {}
+    return dict(REGISTRY)
+
+
+def judge_names() -> list[str]:
+    return [LLM_ANNOTATE, *sorted(detectors())]
+
+
+@dataclass
+class RunRequest:
+    """What a run is asked to do (the command's options, the page's form, the API's body)."""
+
+    judge: str
+    group: str = ""  # a group's name; "" the study's only group
+    units: str = JudgeUnits.CARDS
+    conversations: list[str] | None = None  # external ids (a file's lines)
+    conversations_file: str = ""  # where they were read, for the messages
+    sample: int | None = None
+    seed: int = 0
+    model: str = ""
+    prompt: str | None = None  # None: the default prompt file
+    temperature: float = 0.0
+    max_calls: int | None = None
+    max_tokens: int | None = None
+    threshold: float = 0.5
+
+    def check(self) -> RunRequest:
+        if self.judge in NEEDS_EPISODES:
+            raise JudgeRefused(
+                "judge", f"{self.judge} works on episodes, which do not exist yet (issue 21)"
+            )
+        if self.judge not in judge_names():
+            raise JudgeRefused(
+                "judge", f"unknown judge {self.judge!r}: choose one of {', '.join(judge_names())}"
+            )
+        if self.units == JudgeUnits.EPISODES:
+            raise JudgeRefused(
+                "units", "episodes do not exist yet (issue 21): a judge runs on cards for now"
+            )
+        if self.units != JudgeUnits.CARDS:
+            raise JudgeRefused("units", f"{self.units!r} is not cards or episodes")
+        if self.conversations is not None and self.sample is not None:
+            raise JudgeRefused("sample", "give a conversations file or a sample, not both")
+        if self.sample is not None and self.sample < 1:
+            raise JudgeRefused("sample", "at least 1 conversation")
+        if not 0 <= self.temperature <= 2:
+            raise JudgeRefused("temperature", f"{self.temperature:g} is not from 0 to 2")
+        if not 0 <= self.threshold <= 1:
+            raise JudgeRefused("threshold", f"{self.threshold:g} is not from 0 to 1")
+        for name in ("max_calls", "max_tokens"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise JudgeRefused(name, "at least 1 (or none: no limit)")
+        if self.prompt is not None and not self.prompt.strip():
+            raise JudgeRefused("prompt", "the prompt is empty")
+        if self.prompt is not None and len(self.prompt) > MAX_PROMPT_CHARS:
+            raise JudgeRefused(
+                "prompt", f"{len(self.prompt)} characters: at most {MAX_PROMPT_CHARS}"
+            )
+        if len(self.model) > 200:
+            raise JudgeRefused("model", "a model name has at most 200 characters")
+        return self
+
+    @property
+    def is_llm(self) -> bool:
+        return self.judge == LLM_ANNOTATE
+
+
+# -- who the judge is -------------------------------------------------------------------------
+
+_NOT_IN_USERNAME = re.compile(r"[^a-z0-9.+_-]+")
+
+
+def model_slug(model: str) -> str:
+    """A model's name in Django's username characters (lower case; dots kept)."""
+    return _NOT_IN_USERNAME.sub("-", model.lower()).strip("-.")[:100] or "model"
+
+
+def llm_version(judge: str, model: str, prompt: str, temperature: float) -> str:
+    """An LLM judge's version: the first 6 hex digits of the digest of what decides its
+    answers (its prompt text and parameters)."""
+    what = {
+        "judge": judge,
+        "model": model,
+        "prompt": prompt,
+        "temperature": float(temperature),
+        "max_answer_tokens": llm.MAX_ANSWER_TOKENS,
+        "max_context_chars": llm.MAX_CONTEXT_CHARS,
+    }
+    return digest_of(what)[:6]
+
+
+def judge_user(username: str):
+    """The pseudo-user of a judge and version, made on first use: no usable password,
+    inactive (it never logs in)."""
+    User = get_user_model()
+    user, created = User.objects.get_or_create(username=username, defaults={"is_active": False})
+    if created:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    return user
+
+
+def _group_of(study: Study, name: str) -> Group:
+    groups = list(study.groups.order_by("name"))
+    if name:
+        found = [g for g in groups if g.name == name]
+        if not found:
+            names = ", ".join(g.name for g in groups) or "none"
+            raise JudgeRefused(
+                "group", f"study {study.slug} has no group {name!r} (groups: {names})"
+            )
+        return found[0]
+    if len(groups) != 1:
+        names = ", ".join(g.name for g in groups) or "none"
+        raise JudgeRefused("group", f"name the group to judge (the study's groups: {names})")
+    return groups[0]
+
+
+# -- which cards ------------------------------------------------------------------------------
+
+
+def _conversation_ids(group: Group, request: RunRequest) -> list[int] | None:
+    """The conversations asked for (None: every one of the group's), as ids."""
+    assigned = Conversation.objects.visible().filter(assignments__group=group)
+    if request.conversations is not None:
+        by_key = dict(
+            assigned.filter(external_id__in=request.conversations).values_list("external_id", "pk")
+        )
+        where = request.conversations_file or "conversations"
+        for line, key in enumerate(request.conversations, 1):
+            if key not in by_key:
+                raise JudgeRefused(
+                    "conversations",
+                    f"{where}:{line}: conversation {key!r} is not assigned to group {group.name!r}",
+                )
+        return sorted(set(by_key.values()))
+    if request.sample is not None:
+        ids = sorted(assigned.values_list("pk", flat=True))
+        if request.sample > len(ids):
+            raise JudgeRefused(
+                "sample", f"{request.sample} conversations: group {group.name!r} has {len(ids)}"
+            )
+        return sorted(random.Random(request.seed).sample(ids, request.sample))
+    return None
+
+
+def _cards(run: JudgeRun):
+    turns = Turn.objects.visible().filter(conversation__assignments__group_id=run.group_id)
+    ids = run.params.get("conversation_ids")
+    return turns if ids is None else turns.filter(conversation_id__in=ids)
+
+
+def same_judge_runs(run: JudgeRun):
+    return JudgeRun.objects.filter(
+        study_id=run.study_id, judge=run.judge, version=run.version, group_id=run.group_id
+    )
+
+
+def _scored(run: JudgeRun):
+    """Whether a run of the same judge, version and group has scored the card (OuterRef pk)."""
+    return Exists(
+        JudgeScore.objects.filter(run__in=same_judge_runs(run).values("pk"), turn_id=OuterRef("pk"))
+    )
+
+
+# -- the run ----------------------------------------------------------------------------------
+
+
+def prepare(study: Study, request: RunRequest, by=None) -> JudgeRun:
+    """The run to go on with (see the module's docstring), with its estimate; JudgeRefused
+    for a request that cannot be run."""
+    request.check()
+    group = _group_of(study, request.group)
+    params = {
+        k: v
+        for k, v in asdict(request).items()
+        if k not in ("prompt", "conversations", "group", "judge", "units", "model", "threshold")
+    }
+    model, prompt = "", ""
+    if request.is_llm:
+        model = request.model or _configured_model()
+        prompt = request.prompt if request.prompt is not None else llm.default_prompt()
+        version = llm_version(request.judge, model, prompt, request.temperature)
+        username = f"llm-{model_slug(model)}@{version}"
+    else:
+        detector = detectors()[request.judge]
+        version = str(detector.version)
+        username = f"det-{request.judge}@{version}"
+    params["conversation_ids"] = _conversation_ids(group, request)
+    user = judge_user(username)
+    try:
+        group.seat(user, Seat.JUDGE)
+    except SeatRefused as exc:
+        raise JudgeRefused("group", str(exc)) from None
+    with transaction.atomic():
+        run = _resumable(study, request.judge, version, group)
+        if run is None:
+            run = JudgeRun(study=study, group=group, judge=request.judge, version=version)
+            run.user, run.created_by = user, by
+        run.units, run.model, run.threshold = request.units, model, request.threshold
+        run.prompt_text, run.prompt_digest = prompt, digest_of(prompt) if prompt else ""
+        run.params = {**run.params, **params}
+        run.counts = {**run.counts, "estimate": estimate(run)}
+        run.save()
+    return run
+
+
+def _configured_model() -> str:
+    from django.conf import settings
+
+    model = getattr(settings, "CARDSORT_LLM_MODEL", "")
+    if not model:
+        raise JudgeRefused("model", "no model: give one, or set CARDSORT_LLM_MODEL")
+    return model
+
+
+def _resumable(study: Study, judge: str, version: str, group: Group) -> JudgeRun | None:
+    """The latest run of this judge, version and group that did not finish, if any; a
+    run whose job is still going is refused (it goes on by itself)."""
+    run = (
+        JudgeRun.objects.select_for_update()
+        .filter(study=study, judge=judge, version=version, group=group)
+        .exclude(status=JudgeRunStatus.DONE)
+        .first()
+    )
+    if run is None:
+        return None
+    job = run.job
+    if run.status == JudgeRunStatus.RUNNING and job is not None and not job.is_finished:
+        lost = Job.objects.lost().filter(pk=job.pk).exists()
+        if not lost:
+            raise JudgeRefused(
+                "judge", f"run #{run.pk} of {judge}@{version} is running (job #{job.pk})"
+            )
+    return run
+
+
+def estimate(run: JudgeRun) -> dict:
+    """Calls and tokens the run would take for the cards it has still to score, from the
+    stored texts' lengths (no call): one call per card; its prompt, characters / 4 of the
+    system prompt, the taxonomy, the context and the card; its answer, a fixed guess.
+    One query over the turns' lengths."""
+    rows = (
+        _cards(run)
+        .annotate(u=Length("user_text"), r=Length("reply_text"), done=_scored(run))
+        .order_by("conversation_id", "index")
+        .values_list("conversation_id", "u", "r", "done")
+    )
+    cards = todo = prompt_tokens = 0
+    is_llm = run.judge == LLM_ANNOTATE
+    fixed = 0
+    if is_llm:
+        taxonomy = llm.TaxonomyText.of(run.study.taxonomy_version)
+        fixed = len(run.prompt_text) + len(taxonomy.text) + 2
+    last, before = None, 0
+    for conversation, u, r, done in rows.iterator(chunk_size=5000):
+        if conversation != last:
+            last, before = conversation, 0
+        cards += 1
+        if not done:
+            todo += 1
+            if is_llm:
+                card = min(u, llm.MAX_CARD_CHARS) + min(r, llm.MAX_CARD_CHARS)
+                context = min(before, llm.MAX_CONTEXT_CHARS)
+                prompt_tokens += llm.estimate_tokens(fixed, context, card)
+        before += u + r
+    calls = todo if is_llm else 0
+    completion = calls * llm.EXPECTED_COMPLETION_TOKENS
+    return {
+        "cards": cards,
+        "to_score": todo,
+        "calls": calls,
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion,
+        "tokens": prompt_tokens + completion,
+    }
+
+
+def start(run: JudgeRun, task, by=None) -> Job:
+    """A JUDGE job for the run, queued on `task` (tasks.run_judge: the callers pass it, the
+    domain never imports the tasks) once the transaction commits."""
+    with transaction.atomic():
+        job = Job.objects.create(
+            study=run.study, kind=JobKind.JUDGE, params={"run": run.pk}, created_by=by
+        )
+        run.job = job
+        run.status = JudgeRunStatus.RUNNING
+        run.save(update_fields=["job", "status"])
+        transaction.on_commit(lambda: task.delay(job.pk))
+    return job
+
+
+def settle_lost(study: Study) -> int:
+    """Runs left running by a job that ended without them (its worker lost, the job reaped
+    as failed by tasks.reap_lost_jobs, which the callers run first): stopped, saying so; the
+    same judge run again resumes them."""
+    lost = JudgeRun.objects.filter(
+        study=study, status=JudgeRunStatus.RUNNING, job__status=JobStatus.FAILED
+    ).select_related("job")
+    for run in lost:
+        run.status = JudgeRunStatus.STOPPED
+        run.counts["stopped"] = (
+            f"Its job ended before the run did ({run.job.error}); run the same judge again "
+            "to resume."
+        )
+        run.save(update_fields=["status", "counts"])
+    return len(lost)
+
+
+def execute_job(job: Job, progress: Progress) -> None:
+    """The JUDGE job's work: its run executed, the job finished with the run's counts (a
+    run stopped by its budget is a job done: the run says it stopped), or failed."""
+    run = JudgeRun.objects.select_related("study__taxonomy_version", "group").get(
+        pk=job.params["run"]
+    )
+    run.job = job
+    try:
+        execute(run, progress)
+    except Exception as exc:
+        JudgeRun.objects.filter(pk=run.pk).update(
+            status=JudgeRunStatus.FAILED, finished_at=timezone.now()
+        )
+        job.fail(f"{type(exc).__name__}: {exc}")
+        return
+    result = {"run": run.pk, "status": run.status, "summary": summary(run)}
+    if run.status == JudgeRunStatus.FAILED:
+        job.fail(run.counts.get("stopped", "the run failed"), result)
+    else:
+        job.finish(result)
+
+
+# -- scoring ----------------------------------------------------------------------------------
+
+_COUNTS = (
+    "units_total", "units_done", "already_scored", "scored", "labelled", "not_applicable",
+    "quotes_dropped", "cached", "errors",
+)  # fmt: skip
+
+
+class _Stop(Exception):
+    """The run's budget is spent."""
+
+
+class _Runner:
+    """One pass over the run's cards (execute)."""
+
+    def __init__(self, run: JudgeRun, progress: Progress):
+        self.run, self.progress = run, progress
+        self.version = run.study.taxonomy_version
+        self.types = self.version.types_by_code()
+        self.counts = run.counts
+        for name in _COUNTS:
+            self.counts.setdefault(name, 0)
+        self.counts.setdefault("error_lines", [])
+        self.client = None  # a ModelClient, for an LLM judge
+        if run.judge == LLM_ANNOTATE:
+            self.taxonomy = llm.TaxonomyText.of(self.version)
+            self.schema = self.taxonomy.schema()
+        else:
+            self.detector = detectors()[run.judge]
+
+    def over_budget(self) -> str:
+        run, params = self.run, self.run.params
+        if params.get("max_calls") and run.calls >= params["max_calls"]:
+            return f"its budget of {params['max_calls']} calls is spent ({run.calls} made)"
+        tokens = run.prompt_tokens + run.completion_tokens
+        if params.get("max_tokens") and tokens >= params["max_tokens"]:
+            return f"its budget of {params['max_tokens']} tokens is spent ({tokens} used)"
+        return ""
+
+    def error(self, line: str) -> None:
+        self.counts["errors"] += 1
+        if len(self.counts["error_lines"]) < ERRORS_SHOWN:
+            self.counts["error_lines"].append(line)
+
+    def score_llm(self, card: Turn, turns: list[llm.TurnText]) -> dict | None:
+        from ..judges.client import ModelError
+
+        if why := self.over_budget():
+            raise _Stop(why)
+        here = turns[-1]
+        context = llm.context_of(turns[:-1])
+        messages = llm.messages_for(self.run.prompt_text, self.taxonomy, here, context)
+        before = self.client.calls
+        try:
+            answer = self.client.ask(
+                messages,
+                schema=self.schema,
+                schema_name=llm.SCHEMA_NAME,
+                temperature=self.run.params.get("temperature", 0.0),
+                max_tokens=llm.MAX_ANSWER_TOKENS,
+            )
+        except ModelError as exc:
+            self.run.calls += self.client.calls - before
+            self.error(f"{card.conversation.external_id} turn {card.index}: {exc}")
+            return None
+        self.run.calls += self.client.calls - before
+        if answer.cached:
+            self.counts["cached"] += 1
+        else:
+            self.run.prompt_tokens += answer.prompt_tokens or 0
+            self.run.completion_tokens += answer.completion_tokens or 0
+        found = llm.read_answer(answer.data, self.taxonomy, [*context, here])
+        self.counts["quotes_dropped"] += found.quotes_dropped
+        return found.scores
+
+    def conversation(self, conversation: Conversation, turns: list[Turn], todo: set[int]):
+        texts = [llm.TurnText(t.index, t.user_text, t.reply_text) for t in turns]
+        views = None
+        if self.run.judge != LLM_ANNOTATE:
+            from ..judges.detectors import TurnView, detect
+
+            views = [TurnView(i, t.user, t.reply) for i, t in enumerate(texts)]
+            detected = {i: (score, ev) for i, score, ev in detect(self.detector, views)}
+        for position, turn in enumerate(turns):
+            turn.conversation = conversation
+            if turn.pk not in todo:
+                continue
+            if views is None:
+                scores = self.score_llm(turn, texts[: position + 1])
+            else:
+                scores = _detector_scores(self.detector, detected.get(position), texts)
+                if scores is None:
+                    self.counts["not_applicable"] += 1
+            self.counts["units_done"] += 1
+            if scores is None:
+                continue
+            with transaction.atomic():
+                JudgeScore.objects.bulk_create(
+                    [
+                        JudgeScore(
+                            run=self.run, turn=turn, type=self.types[code], score=s, evidence=e
+                        )
+                        for code, (s, e) in scores.items()
+                        if code in self.types
+                    ],
+                    ignore_conflicts=True,
+                )
+                self.counts["scored"] += 1
+                if write_labels(self.run, turn, scores, self.types):
+                    self.counts["labelled"] += 1
+
+    def save(self) -> None:
+        self.run.counts = self.counts
+        self.run.save(
+            update_fields=["counts", "calls", "prompt_tokens", "completion_tokens", "status",
+                           "finished_at", "started_at", "job"]
+        )  # fmt: skip
+
+
+def _detector_scores(detector, found, texts: list[llm.TurnText]) -> dict | None:
+    """A detector's finding on a card as scores; its evidence's turns (positions from 0)
+    as the turns' indexes."""
+    if found is None:
+        return None
+    score, evidence = found
+    turns = [texts[i].index for i in evidence.turns if 0 <= i < len(texts)]
+    kept = {"turns": turns, "quotes": list(evidence.quotes), "detail": evidence.detail}
+    return {detector.smell: (min(1.0, max(0.0, float(score))), kept)}
+
+
+def execute(run: JudgeRun, progress: Progress | None = None) -> JudgeRun:
+    """Score the run's cards still to score (see the module's docstring): DONE, or STOPPED
+    by its budget (counts["stopped"] says why), or FAILED when no card got an answer."""
+    progress = progress or (lambda done, total, message="": None)
+    runner = _Runner(run, progress)
+    counts = runner.counts
+    counts.pop("stopped", None)
+    cards = _cards(run)
+    todo_ids = set(cards.exclude(_scored(run)).values_list("pk", flat=True))
+    counts["units_total"] = cards.count()
+    counts["already_scored"] = counts["units_total"] - len(todo_ids)
+    counts["units_done"] = counts["already_scored"]
+    run.status, run.started_at, run.finished_at = JudgeRunStatus.RUNNING, timezone.now(), None
+    runner.save()
+    if run.judge == LLM_ANNOTATE:
+        from ..judges.client import Endpoint, ModelClient, missing_settings
+
+        endpoint = Endpoint.from_settings(run.model)
+        if endpoint is None:
+            counts["stopped"] = "the model client is off: set " + " and ".join(
+                missing_settings(run.model)
+            )
+            run.status, run.finished_at = JudgeRunStatus.FAILED, timezone.now()
+            runner.save()
+            return run
+        runner.client = ModelClient(endpoint)
+    # the conversations with a card to score, by a subquery (no list of ids in the query:
+    # SQLite takes at most 32,766 parameters)
+    pending = cards.exclude(_scored(run)).values_list("conversation_id", flat=True)
+    ids = sorted(set(pending))
+    try:
+        for start in range(0, len(ids), BATCH):
+            batch = Conversation.objects.in_bulk(ids[start : start + BATCH])
+            turns: dict[int, list[Turn]] = {pk: [] for pk in batch}
+            for turn in Turn.objects.filter(conversation_id__in=batch).order_by("index"):
+                turns[turn.conversation_id].append(turn)
+            for pk in sorted(batch):
+                runner.conversation(batch[pk], turns[pk], todo_ids)
+                progress(counts["units_done"], counts["units_total"], "cards judged")
+            runner.save()
+        run.status = JudgeRunStatus.DONE
+        if counts["errors"] and not counts["scored"] and todo_ids:
+            run.status = JudgeRunStatus.FAILED
+            first = counts["error_lines"][0] if counts["error_lines"] else ""
+            counts["stopped"] = f"no card got a usable answer. First: {first}"
+    except _Stop as stop:
+        run.status = JudgeRunStatus.STOPPED
+        counts["stopped"] = (
+            f"Stopped: {stop}; {counts['units_done']} of {counts['units_total']} cards judged. "
+            "Run the same judge again with a larger budget to resume."
+        )
+    finally:
+        if runner.client is not None:
+            runner.client.close()
+    run.finished_at = timezone.now()
+    progress(counts["units_done"], counts["units_total"], "cards judged")
+    runner.save()
+    return run
+
+
+# -- labels -----------------------------------------------------------------------------------
+
+
+def _chosen(scores: dict, types: dict, threshold: float) -> list:
+    """The types whose score is at or over the threshold, within each axis's label limit
+    (the highest scores kept)."""
+    passing = sorted(
+        ((s, code) for code, (s, _) in scores.items() if s >= threshold and code in types),
+        key=lambda x: (-x[0], x[1]),
+    )
+    per_axis: dict[int, int] = {}
+    chosen = []
+    for _, code in passing:
+        t = types[code]
+        axis = t.axis
+        limit = axis.max_labels if axis.multi_select else 1
+        if limit and per_axis.get(axis.pk, 0) >= limit:
+            continue
+        per_axis[axis.pk] = per_axis.get(axis.pk, 0) + 1
+        chosen.append(t)
+    return chosen
+
+
+def write_labels(run: JudgeRun, turn: Turn, scores: dict, types: dict) -> bool:
+    """The judge's round-1 label on the card from its scores (see the module's docstring);
+    True when a row with types is current afterwards."""
+    chosen = _chosen(scores, types, run.threshold)
+    if not chosen and run.judge != LLM_ANNOTATE:
+        Annotation.objects.filter(
+            turn=turn, annotator_id=run.user_id, round=1, is_current=True
+        ).update(is_current=False)
+        return False
+    quotes = [q for t in chosen for q in scores[t.code][1].get("quotes", [])]
+    Annotation.record(
+        turn=turn,
+        annotator=run.user,
+        types=chosen,
+        round=1,
+        note=f"{run.judge}@{run.version}, run {run.pk}, threshold {run.threshold:g}",
+        evidence=" | ".join(quotes)[:2000],
+        source=Source.JUDGE,
+        taxonomy_version=run.study.taxonomy_version,
+    )
+    return bool(chosen)
+
+
+def rethreshold(run: JudgeRun, threshold: float) -> dict:
+    """The run's labels written again from its kept scores at `threshold` (no call):
+    {"cards": rewritten, "labelled": with a type}."""
+    if not 0 <= threshold <= 1:
+        raise JudgeRefused("threshold", f"{threshold:g} is not from 0 to 1")
+    if run.status in (JudgeRunStatus.PLANNED, JudgeRunStatus.RUNNING):
+        raise JudgeRefused("run", f"run #{run.pk} is {run.status}: its scores are not all kept yet")
+    types = run.study.taxonomy_version.types_by_code()
+    by_card: dict[int, dict] = {}
+    for turn_id, code, score, evidence in run.scores.values_list(
+        "turn_id", "type__code", "score", "evidence"
+    ):
+        by_card.setdefault(turn_id, {})[code] = (score, evidence)
+    cards = Turn.objects.select_related("conversation").in_bulk(list(by_card))
+    labelled = 0
+    with transaction.atomic():
+        run.threshold = threshold
+        run.counts = {**run.counts, "labelled": 0}
+        for turn_id, scores in by_card.items():
+            labelled += write_labels(run, cards[turn_id], scores, types)
+        run.counts["labelled"] = labelled
+        run.save(update_fields=["threshold", "counts"])
+    return {"cards": len(by_card), "labelled": labelled}
+
+
+def summary(run: JudgeRun) -> str:
+    c = run.counts
+    text = (
+        f"{run.judge}@{run.version} ({run.status}): {c.get('units_done', 0)} of "
+        f"{c.get('units_total', 0)} cards judged ({c.get('already_scored', 0)} scored before), "
+        f"{c.get('labelled', 0)} labelled, {c.get('not_applicable', 0)} not applicable, "
+        f"{c.get('quotes_dropped', 0)} quotes dropped, {c.get('errors', 0)} errors; "
+        f"{run.calls} calls ({c.get('cached', 0)} from the call cache), "
+        f"{run.prompt_tokens + run.completion_tokens} tokens"
+    )
+    if c.get("stopped"):
+        text += f". {c['stopped']}"
+    return text
+
+
+def estimate_line(run: JudgeRun) -> str:
+    e = run.counts.get("estimate", {})
+    return (
+        f"Dry run of {run.judge}@{run.version} on group {run.group.name if run.group else '-'}: "
+        f"{e.get('to_score', 0)} of {e.get('cards', 0)} cards to score, about "
+        f"{e.get('calls', 0)} calls and {e.get('tokens', 0)} tokens "
+        f"({e.get('prompt_tokens', 0)} prompt, {e.get('completion_tokens', 0)} completion); "
+        "nothing was called"
+    )
