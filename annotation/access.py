@@ -158,6 +158,52 @@ def agreement_locked_reason(user, study: Study) -> str:
     )
 
 
+# what of an agreement result names a machine judge: its own section, and the judges' names
+JUDGE_KEYS = ("judges", "judge_annotators")
+
+
+def reads_judges(user, study: Study) -> bool:
+    """Machine judges (their runs, labels, scores) are for the study's leads only: never an
+    annotator's or a moderator's (issue 22)."""
+    return study.role_of(user) == Role.LEAD
+
+
+def report_for(user, study: Study, result: dict | None, *, lead: bool | None = None):
+    """An agreement result as `user` may read it: a lead's whole; anyone else's without the
+    machine judges (the `judges` section, `judge_annotators`, and every judge's row of each
+    axis's `versus_consensus`). `lead`: reads_judges, when the caller knows it already.
+    The one rule of the report page, its downloads and every route to a job's result."""
+    if not isinstance(result, dict):
+        return result
+    if lead is None:
+        lead = reads_judges(user, study)
+    if lead:
+        return result
+    return without_judges(result)
+
+
+def without_judges(result: dict) -> dict:
+    """A copy of an agreement result with nothing of a machine judge."""
+    judges = set(result.get("judge_annotators") or ())
+    judges |= set((result.get("judges") or {}).get("pseudo_users") or ())
+    out = {k: v for k, v in result.items() if k not in JUDGE_KEYS}
+    if judges and isinstance(result.get("axes"), dict):
+        out["axes"] = {
+            axis: {
+                **data,
+                "versus_consensus": {
+                    who: r
+                    for who, r in (data.get("versus_consensus") or {}).items()
+                    if who not in judges
+                },
+            }
+            if isinstance(data, dict) and "versus_consensus" in data
+            else data
+            for axis, data in result["axes"].items()
+        }
+    return out
+
+
 # the kinds of job whose result is computed from round-1 labels: an agreement job's per-pair
 # kappas and confusion matrices give each annotator's labels on a card
 RESULTS_FROM_LABELS = frozenset({JobKind.AGREEMENT})
@@ -174,6 +220,7 @@ class JobResults:
     def __init__(self, user, study: Study) -> None:
         self.user, self.study = user, study
         self._lock: str | None = None
+        self._lead: bool | None = None
 
     def withheld(self, job: Job) -> str:
         """Why `job`'s result is withheld from the user; "" when it is not."""
@@ -187,12 +234,20 @@ class JobResults:
         """`jobs` as a list, each with `shown_result` (its result, or None when withheld)
         and `result_withheld` (why, or ""): what the job templates and the API's serializer
         read, never `job.result`, so that a job nobody passed through here shows no
-        result at all."""
+        result at all. An agreement result is shown as `report_for` gives it."""
         jobs = list(jobs)
         for job in jobs:
             job.result_withheld = self.withheld(job)
-            job.shown_result = None if job.result_withheld else job.result
+            job.shown_result = None if job.result_withheld else self._readable(job)
         return jobs
+
+    def _readable(self, job: Job):
+        """The result, an agreement's without its machine judges for a non-lead."""
+        if job.kind != JobKind.AGREEMENT:
+            return job.result
+        if self._lead is None:
+            self._lead = reads_judges(self.user, self.study)
+        return report_for(self.user, self.study, job.result, lead=self._lead)
 
 
 def may_decide(user, role: str | None, group: Group) -> bool:

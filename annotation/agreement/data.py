@@ -471,6 +471,10 @@ def compute_study_report(
     )
     if judges is not None:
         out["judges"] = judges
+    if data.judge.any():  # who of versus_consensus is a judge (lead-only: access.report_for)
+        out["judge_annotators"] = sorted(
+            {data.annotators[i] for i in np.unique(data.annotator[data.judge]).tolist()}
+        )
     return out
 
 
