@@ -9,6 +9,7 @@ from functools import cached_property
 
 from django.db.models import Count, Min
 
+from ..access import reads_judges
 from ..models import (
     Assignment,
     Conversation,
@@ -44,6 +45,11 @@ class Context:
 
     def __init__(self, study, user=None) -> None:
         self.study, self.user = study, user
+
+    @cached_property
+    def reads_judges(self) -> bool:
+        """Whether the reader sees machine judges (the leads; the command line)."""
+        return self.user is None or reads_judges(self.user, self.study)
 
     def jobs(self, kind: str) -> list[Job]:
         """The study's finished jobs of `kind`, oldest first."""
