@@ -34,7 +34,7 @@ against the study-level gold, on the run's cards that have one.
 from __future__ import annotations
 
 from itertools import combinations
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -45,7 +45,9 @@ from .stats import Reference, _bits
 
 if TYPE_CHECKING:
     from ..models import Study
-    from .data import _Loaded
+
+# data._Loaded: the study's labels as arrays (data.py imports this module, not the reverse)
+_Loaded = Any
 
 DEV_SHARE = 0.3
 
