@@ -37,6 +37,7 @@ from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pandas as pd
 
 from ..models import JudgeRun, JudgeRunStatus, JudgeScore, JudgeUnits, Turn
 from .judges import dev_test, model_vs_model, pr_curves, versus_arrays
@@ -106,15 +107,20 @@ class _Run:
         )
 
     def score_matrix(self, axis: str, codes: list[str]) -> np.ndarray | None:
-        at = {c: i for i, c in enumerate(codes)}
-        rows = {c: i for i, c in enumerate(self.card.tolist())}
+        """Cards x types: the run's score, NaN where it gave none; None without any."""
+        if not self.scores:
+            return None
+        turn, _, s_axis, code, score = (np.array(x) for x in zip(*self.scores, strict=True))
+        column = pd.Index(codes).get_indexer(code)
+        row = np.searchsorted(self.card, turn)  # the cards ascend (set_cards)
+        found = row < len(self.card)
+        found[found] = self.card[row[found]] == turn[found]
+        keep = (s_axis == axis) & (column >= 0) & found
+        if not keep.any():
+            return None
         out = np.full((len(self.card), len(codes)), np.nan)
-        found = False
-        for turn, _, s_axis, code, score in self.scores:
-            if s_axis == axis and code in at and turn in rows:
-                out[rows[turn], at[code]] = score
-                found = True
-        return out if found else None
+        out[row[keep], column[keep]] = score[keep].astype(float)
+        return out
 
 
 def judges_section(
