@@ -94,20 +94,30 @@ def judge_tables(
     names = {e.code: e.name for e in entries}
     meta = {str(m["id"]): m for m in judges.get("runs", [])}
     label = {key: run_label(m) for key, m in meta.items()}
-    out = [scores_table(data["runs"], label, judges)]
-    for key, run in data["runs"].items():
+    # the runs in their order (oldest first), the types in the taxonomy's: a stored result's
+    # keys come back reordered from PostgreSQL's jsonb
+    runs = ordered(data["runs"], list(meta))
+    codes = [e.code for e in entries]
+    out = [scores_table(runs, label, judges)]
+    for key, run in runs.items():
         for ref in REFERENCES:
             if run.get(ref):
-                out.append(per_type_table(label[key], ref, run[ref], names))
+                out.append(per_type_table(label[key], ref, run[ref], names, codes))
         if run.get("dev_test"):
-            out.append(threshold_table(label[key], run["dev_test"], names))
+            out.append(threshold_table(label[key], run["dev_test"], names, codes))
         if run.get("pr"):
-            out.append(pr_table(label[key], run["pr"]))
+            out.append(pr_table(label[key], ordered(run["pr"], codes)))
     if data.get("model_vs_model"):
         out.append(models_table(data["model_vs_model"], label))
         for pair in data["model_vs_model"]:
-            out.append(model_types_table(pair, label, names))
+            out.append(model_types_table(pair, label, names, codes))
     return out
+
+
+def ordered(mapping: Mapping, order: Sequence[str]) -> dict:
+    """`mapping` with the keys of `order` first, in that order, then the others sorted."""
+    first = [k for k in order if k in mapping]
+    return {k: mapping[k] for k in first + sorted(set(mapping) - set(first))}
 
 
 def scores_table(runs: Mapping, label: Mapping, judges: Mapping) -> Table:
@@ -127,7 +137,7 @@ def scores_table(runs: Mapping, label: Mapping, judges: Mapping) -> Table:
                     css="judge",
                 )
             )
-            for human, r in run["ceiling"].get(ref, {}).items():
+            for human, r in sorted(run["ceiling"].get(ref, {}).items()):
                 rows.append(
                     Row(
                         cells(r, SCORES, who=Cell(f"{human} (annotator)"), reference=Cell(against)),
@@ -155,7 +165,7 @@ def scores_table(runs: Mapping, label: Mapping, judges: Mapping) -> Table:
     )
 
 
-def _type_rows(section: Mapping, columns, names, name: str, present: str, **given) -> tuple:
+def _type_rows(section: Mapping, columns, names, codes, name: str, present: str, **given) -> tuple:
     return tuple(
         Row(
             tuple(
@@ -170,19 +180,19 @@ def _type_rows(section: Mapping, columns, names, name: str, present: str, **give
             label=code,
             text=code,
         )
-        for code in (section.get(present) or {})
+        for code in ordered(section.get(present) or {}, codes)
     )
 
 
-def per_type_table(who: str, ref: str, report: Mapping, names: Mapping) -> Table:
+def per_type_table(who: str, ref: str, report: Mapping, names: Mapping, codes) -> Table:
     title = f"{who} against {REFERENCES[ref]}: per type"
     rows = _type_rows(
-        report, PER_TYPE, names, who, "f1", support=lambda c: Cell(report["support"].get(c))
+        report, PER_TYPE, names, codes, who, "f1", support=lambda c: Cell(report["support"].get(c))
     )
     return _folded("judge-per-type", title, "judge-per-type", PER_TYPE, rows)
 
 
-def threshold_table(who: str, split: Mapping, names: Mapping) -> Table:
+def threshold_table(who: str, split: Mapping, names: Mapping, codes) -> Table:
     test = split.get("test", {})
     title = (
         f"{who}: thresholds chosen on {split['n_dev_conversations']} development "
@@ -199,7 +209,7 @@ def threshold_table(who: str, split: Mapping, names: Mapping) -> Table:
         "support": lambda c: Cell((test.get("support") or {}).get(c)),
     }
     section = {**test, "threshold": split["threshold"]}
-    rows = _type_rows(section, THRESHOLD, names, who, "threshold", **given)
+    rows = _type_rows(section, THRESHOLD, names, codes, who, "threshold", **given)
     totals = {
         k: Cell(split[k])
         for k in ("n_dev_cards", "n_test_cards", "n_dev_conversations", "n_test_conversations")
@@ -250,10 +260,10 @@ def models_table(pairs: Sequence[Mapping], label: Mapping) -> Table:
     )
 
 
-def model_types_table(pair: Mapping, label: Mapping, names: Mapping) -> Table:
+def model_types_table(pair: Mapping, label: Mapping, names: Mapping, codes) -> Table:
     who = f"{label[str(pair['a'])]}|{label[str(pair['b'])]}"
     title = f"{label[str(pair['a'])]} and {label[str(pair['b'])]}: κ per type"
-    rows = _type_rows(pair, MODEL_TYPES, names, who, "per_label_kappa")
+    rows = _type_rows(pair, MODEL_TYPES, names, codes, who, "per_label_kappa")
     return _folded("judge-models-per-type", title, "judge-models", MODEL_TYPES, rows)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..agreement.judge_tables import ordered
 from .context import Context
 from .steps import Column, Step, interval, kappa, listed, plural, short
 
@@ -48,7 +49,7 @@ def judges_step(ctx: Context) -> Step | None:
     rows = []
     for axis, data in judges.get("axes", {}).items():
         where = f" (axis {axis})" if len(judges["axes"]) > 1 else ""
-        for key, run in data.get("runs", {}).items():
+        for key, run in ordered(data.get("runs", {}), list(runs)).items():
             name = _name(runs[key])
             said.append(_scores_text(name, run, where))
             rows += _rows(axis, name, run)
@@ -104,14 +105,14 @@ def _scores_text(name: str, run: Mapping, where: str) -> str:
         if ceiling:
             beside = [
                 f"{who} {kappa(h.get('micro_f1'))} {interval(h.get('micro_f1_ci'))}"
-                for who, h in ceiling.items()
+                for who, h in sorted(ceiling.items())
             ]
             text += f"; the annotators' micro F1 on the same cards: {'; '.join(beside)}"
         said.append(text + ".")
     split = run.get("dev_test")
     if split:
         test = split.get("test", {})
-        chosen = [f"{c} {t:.3f}" for c, t in split["threshold"].items() if t is not None]
+        chosen = [f"{c} {t:.3f}" for c, t in sorted(split["threshold"].items()) if t is not None]
         dev = plural(split["n_dev_conversations"], "development conversation")
         said.append(
             f"Thresholds chosen on {dev} (share {split['dev_share']}, seed {split['seed']}) "
@@ -129,7 +130,7 @@ def _rows(axis: str, name: str, run: Mapping) -> list[list]:
         if not r:
             continue
         rows.append(_row(axis, name, against, r))
-        for who, h in (run.get("ceiling", {}).get(ref) or {}).items():
+        for who, h in sorted((run.get("ceiling", {}).get(ref) or {}).items()):
             rows.append(_row(axis, f"{who} (annotator)", against, h))
     return rows
 

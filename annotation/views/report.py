@@ -24,7 +24,7 @@ from taxonomy.models import TaxonomyVersion
 
 from ..access import get_study_for_reporter, report_for
 from ..agreement import svg
-from ..agreement.judge_tables import JUDGES, run_label
+from ..agreement.judge_tables import JUDGES, ordered, run_label
 from ..agreement.render import md_escape, tex_escape, to_csv, to_latex, to_markdown
 from ..agreement.spec import PAGE, Table, TaxonomyEntry, pair_names, show, taxonomy_entries
 from ..agreement.tables import report_spec
@@ -150,9 +150,9 @@ def judge_panel(result: Mapping, spec, entries: Mapping) -> dict | None:
 def _pr_charts(axis: str, judges: Mapping, data: Mapping, names: Mapping) -> list[dict]:
     label = {str(m["id"]): run_label(m) for m in judges.get("runs", [])}
     out = []
-    for key, run in data.get("runs", {}).items():
+    for key, run in ordered(data.get("runs", {}), list(label)).items():
         chosen = (run.get("dev_test") or {}).get("threshold", {})
-        for n, (code, curve) in enumerate((run.get("pr") or {}).items()):
+        for n, (code, curve) in enumerate(ordered(run.get("pr") or {}, list(names)).items()):
             if not curve["points"]:
                 continue
             title = f"{label[key]}: precision-recall, {names.get(code, code)}"

@@ -116,3 +116,31 @@ def test_planned_runs_and_runs_of_other_rounds_are_left_out(study):
     assert [r["id"] for r in section["runs"]] == [world["detector"].pk]
     # the judges' labels are round-1 labels: a round-2 report has no judges section
     assert "judges" not in compute_study_report(study, round=2, n_boot=0)
+
+
+def _reversed(value):
+    """Every object's keys in reverse order (as PostgreSQL's jsonb may give them back)."""
+    if isinstance(value, dict):
+        return {k: _reversed(value[k]) for k in reversed(list(value))}
+    if isinstance(value, list):
+        return [_reversed(v) for v in value]
+    return value
+
+
+def test_the_tables_keep_the_runs_and_the_taxonomys_order_whatever_the_keys_order(study):
+    from annotation.agreement.spec import taxonomy_entries
+    from annotation.agreement.tables import report_spec
+
+    world = judged_study(study)
+    result = compute_study_report(study, n_boot=0)
+    entries, _ = taxonomy_entries(study.taxonomy_version)
+    for stored in (result, _reversed(result)):
+        (axis,) = report_spec(stored, entries)
+        scores = next(t for t in axis.tables if t.id == "judge-scores")
+        assert [r.name for r in scores.rows if r.css == "judge"][:1] == [
+            f"code-rollback@1 (run {world['detector'].pk})"
+        ]
+        ceiling = [r.name.split("|")[1] for r in scores.rows if r.css == "ceiling"][:2]
+        assert ceiling == ["alice", "bob"]
+        per_type = next(t for t in axis.tables if t.id == "judge-per-type")
+        assert [r.label for r in per_type.rows] == [e.code for e in entries["smell"]]
