@@ -22,7 +22,11 @@ a single group gives that group to anyone's record (someone since removed from i
 record of nobody seated, on a shared conversation, has no group. Pairs stay inside groups;
 the study-wide measures (Krippendorff, Fleiss) span every annotator who rated the card.
 Judges (e.g. an LLM judge) never vote: they are left out of the report and the extras,
-compared with the gold only.
+compared with the gold only; `judge_annotators` names them. With judge runs (run_judge), a
+round-1 result has a `judges` section (judge_data.py: the runs' scores against the gold,
+the annotators beside them, the runs against each other, curves and dev/test thresholds).
+Both are the leads' alone: access.report_for removes them, and each judge's row of
+`versus_consensus`, from anyone else's copy.
 
 Consensus: each group has its own on a shared card. The report's `consensus` (for
 `prevalence` and `versus_consensus`: every annotator, judges too, against it, with
