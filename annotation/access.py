@@ -158,6 +158,10 @@ def agreement_locked_reason(user, study: Study) -> str:
     )
 
 
+# what of an agreement result names a machine judge: its own section, and the judges' names
+JUDGE_KEYS = ("judges", "judge_annotators")
+
+
 # the kinds of job whose result is computed from round-1 labels: an agreement job's per-pair
 # kappas and confusion matrices give each annotator's labels on a card
 RESULTS_FROM_LABELS = frozenset({JobKind.AGREEMENT})
@@ -174,6 +178,7 @@ class JobResults:
     def __init__(self, user, study: Study) -> None:
         self.user, self.study = user, study
         self._lock: str | None = None
+        self._lead: bool | None = None
 
     def withheld(self, job: Job) -> str:
         """Why `job`'s result is withheld from the user; "" when it is not."""
@@ -187,12 +192,21 @@ class JobResults:
         """`jobs` as a list, each with `shown_result` (its result, or None when withheld)
         and `result_withheld` (why, or ""): what the job templates and the API's serializer
         read, never `job.result`, so that a job nobody passed through here shows no
-        result at all."""
+        result at all. An agreement result is shown as `report_result` gives it."""
         jobs = list(jobs)
         for job in jobs:
             job.result_withheld = self.withheld(job)
-            job.shown_result = None if job.result_withheld else job.result
+            job.shown_result = None if job.result_withheld else self._readable(job)
         return jobs
+
+    def _readable(self, job: Job):
+        """The result, an agreement's without its machine judges for a non-lead."""
+        if job.kind != JobKind.AGREEMENT:
+            return job.result
+        if self._lead is None:
+            # not withheld, so the agreement lock does not apply: judges_visible_to is the role
+            self._lead = self.study.role_of(self.user) == Role.LEAD
+        return report_result(self.user, self.study, job.result, visible=self._lead)
 
 
 def may_decide(user, role: str | None, group: Group) -> bool:
@@ -425,9 +439,18 @@ def without_judges(data, names: set[str]):
     return data
 
 
-def report_result(user, study: Study, result: dict) -> dict:
-    """An agreement result as `user` reads it on the report: whole for whoever may see the
-    machine judges (judges_visible_to), else without the judges' entries."""
-    if judges_visible_to(user, study):
+def report_result(user, study: Study, result, *, visible: bool | None = None):
+    """An agreement result as `user` reads it: whole for whoever may see the machine judges
+    (judges_visible_to; `visible` when the caller knows it already), else without them: the
+    judges' own section and names (JUDGE_KEYS) and whatever is keyed by, or is, a judge's
+    username (each annotator against the consensus, the split check's accuracies). The one
+    rule of the report page, its downloads and every route to a job's result."""
+    if not isinstance(result, dict):
         return result
-    return without_judges(result, judge_usernames(study))
+    if visible is None:
+        visible = judges_visible_to(user, study)
+    if visible:
+        return result
+    names = judge_usernames(study) | set(result.get("judge_annotators") or ())
+    names |= set((result.get("judges") or {}).get("pseudo_users") or ())
+    return without_judges({k: v for k, v in result.items() if k not in JUDGE_KEYS}, names)

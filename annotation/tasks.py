@@ -359,11 +359,13 @@ def run_label_import(self, job_id: int) -> None:
 
 @shared_task(bind=True)
 def run_agreement(self, job_id: int) -> None:
-    """params: round, seed, n_boot, version (a taxonomy version id; default the study's)
+    """params: round, seed, n_boot, version (a taxonomy version id; default the study's),
+    dev_share (a scored judge's development split, default 0.3)
     -> job.result = compute_study_report(...)."""
     from taxonomy.models import TaxonomyVersion
 
     from .agreement.data import compute_study_report
+    from .agreement.judge_data import DEV_SHARE
 
     job = _load_job(job_id, "agreement")
     if job is None:
@@ -379,6 +381,7 @@ def run_agreement(self, job_id: int) -> None:
                 round=int(params.get("round", 1)),
                 n_boot=int(params.get("n_boot", 1000)),
                 seed=int(params.get("seed", 0)),
+                dev_share=float(params.get("dev_share", DEV_SHARE)),
                 progress=_Throttled(job),
             )
     except Exception as exc:

@@ -22,7 +22,11 @@ a single group gives that group to anyone's record (someone since removed from i
 record of nobody seated, on a shared conversation, has no group. Pairs stay inside groups;
 the study-wide measures (Krippendorff, Fleiss) span every annotator who rated the card.
 Judges (e.g. an LLM judge) never vote: they are left out of the report and the extras,
-compared with the gold only.
+compared with the gold only; `judge_annotators` names them. With judge runs (run_judge), a
+round-1 result has a `judges` section (judge_data.py: the runs' scores against the gold,
+the annotators beside them, the runs against each other, curves and dev/test thresholds).
+Both are the leads' alone: access.report_for removes them, and each judge's row of
+`versus_consensus`, from anyone else's copy.
 
 Consensus: each group has its own on a shared card. The report's `consensus` (for
 `prevalence` and `versus_consensus`: every annotator, judges too, against it, with
@@ -57,6 +61,7 @@ from taxonomy.models import TaxonomyVersion, Type
 from ..evolution import report_versions
 from ..models import Annotation, Consensus, Group, Study, TaxonomyMove
 from .extras import extras_from_encoded
+from .judge_data import DEV_SHARE, judges_section
 from .rows import RECORD, count_per, rank_ids, read_study, value_per
 from .splitcheck import split_check_measures
 from .stats import Encoded, Reference, encode_axes, report_from_encoded
@@ -264,6 +269,8 @@ class _Loaded:
     masks: dict[str, np.ndarray]  # per axis, per record
     gold: dict[str, Reference]  # per axis
     between: dict[str, Encoded] | None  # per axis: the groups' consensus on shared cards
+    # each group's consensus: card, group id, per axis the masks (the judges' section)
+    consensus: tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]] | None = None
 
     def encoded(self, voting_only: bool) -> dict[str, Encoded]:
         rows = ~self.judge if voting_only else slice(None)
@@ -348,6 +355,7 @@ def _load(
         masks=masks,
         gold=gold,
         between=between,
+        consensus=(k_card, k_group, k_masks),
     )
 
 
@@ -406,9 +414,12 @@ def compute_study_report(
     seed: int = 0,
     progress: Progress | None = None,
     version: TaxonomyVersion | None = None,
+    dev_share: float = DEV_SHARE,
 ) -> dict:
     """The study's agreement report of `round`, every axis, with the report page's extras,
-    on the study's taxonomy version or an old `version` it moved away from.
+    on the study's taxonomy version or an old `version` it moved away from, and, when the
+    study has judge runs, their scores (`judges`, judge_data.py; lead-only: access.py
+    `report_for`; `dev_share` splits the conversations for a scored judge's threshold).
     `progress(done, total, message)` is told before each step."""
     version, move = _view(study, version)
     codes = axis_codes(study, version)
@@ -445,7 +456,7 @@ def compute_study_report(
         check = split_check_measures(data, axis, report, n_boot, seed)
         if check is not None:
             axes[axis]["split_check"] = check
-    return {
+    out = {
         "study": study.slug,
         "round": round,
         "taxonomy_version": str(version),
@@ -457,6 +468,18 @@ def compute_study_report(
         "data_stamp": data.stamp,
         "axes": axes,
     }
+    judges = (
+        judges_section(study, data, n_boot=n_boot, seed=seed, dev_share=dev_share)
+        if round == 1
+        else None
+    )
+    if judges is not None:
+        out["judges"] = judges
+    if data.judge.any():  # who of versus_consensus is a judge (lead-only: access.report_for)
+        out["judge_annotators"] = sorted(
+            {data.annotators[i] for i in np.unique(data.annotator[data.judge]).tolist()}
+        )
+    return out
 
 
 def _between_groups(between: Encoded | None, n_boot: int, seed: int) -> dict:

@@ -5,6 +5,7 @@ every mark a <title> tooltip.
 
     bar_chart(bars, *, title, ...) -> str   horizontal bars with whiskers and a zero line
     heatmap(rows, cols, matrix, *, title, ...) -> str   counts with a colour scale
+    pr_chart(points, *, title, ...) -> str   a precision-recall curve, a chosen threshold marked
 """
 
 from __future__ import annotations
@@ -293,5 +294,66 @@ def heatmap(
         f'<text x="{_num(left + sw)}" y="{_num(sy + 24)}" text-anchor="end" fill="{MUTED}">'
         f"{esc(f'{vmax:g}')} {esc(cell_label)}</text>"
     )
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def pr_chart(
+    points: Sequence[Sequence[float | None]],
+    *,
+    title: str,
+    desc: str = "",
+    id_prefix: str = "pr",
+    chosen: float | None = None,
+) -> str:
+    """A precision-recall curve: `points` [threshold, precision, recall] from the highest
+    threshold down (recall null: no card of the truth has the type, nothing drawn), joined
+    in that order, each point a mark with its threshold in a tooltip; the point of the
+    `chosen` threshold ringed. Both axes span 0 to 1."""
+    size, left, top, bottom = 260.0, 44.0, 10.0, 40.0
+    width, height = left + size + 20, top + size + bottom
+    out = _open(width, height, title, desc or title, id_prefix)
+
+    def x(recall: float) -> float:
+        return left + recall * size
+
+    def y(precision: float) -> float:
+        return top + (1 - precision) * size
+
+    for t in _ticks(0, 1):
+        out.append(
+            f'<line x1="{_num(x(t))}" y1="{_num(top)}" x2="{_num(x(t))}" y2="{_num(top + size)}" '
+            f'stroke="{LINE}" stroke-dasharray="2 3"/>'
+            f'<line x1="{_num(left)}" y1="{_num(y(t))}" x2="{_num(left + size)}" y2="{_num(y(t))}" '
+            f'stroke="{LINE}" stroke-dasharray="2 3"/>'
+            f'<text x="{_num(x(t))}" y="{_num(top + size + 16)}" text-anchor="middle" '
+            f'fill="{MUTED}">{esc(f"{t:g}")}</text>'
+            f'<text x="{_num(left - 6)}" y="{_num(y(t) + 4)}" text-anchor="end" '
+            f'fill="{MUTED}">{esc(f"{t:g}")}</text>'
+        )
+    out.append(
+        f'<text x="{_num(left + size / 2)}" y="{_num(top + size + 34)}" text-anchor="middle">'
+        "recall</text>"
+        f'<text x="12" y="{_num(top + size / 2)}" text-anchor="middle" '
+        f'transform="rotate(-90 12 {_num(top + size / 2)})">precision</text>'
+    )
+    drawn = [(t, p, r) for t, p, r in points if p is not None and r is not None]
+    if not drawn:
+        out.append(f'<text x="{_num(left + 8)}" y="{_num(top + 20)}" fill="{MUTED}">no data</text>')
+    rgb = "rgb({},{},{})".format(*ACCENT)
+    if len(drawn) > 1:
+        path = " ".join(f"{_num(x(r))},{_num(y(p))}" for _, p, r in drawn)
+        out.append(f'<polyline points="{path}" fill="none" stroke="{rgb}" stroke-width="2"/>')
+    for t, p, r in drawn:
+        ring = chosen is not None and t == chosen
+        tip = f"threshold {t:.3f}: precision {p:.3f}, recall {r:.3f}"
+        if ring:
+            tip += " (the chosen threshold)"
+        out.append(
+            f"<g><title>{esc(tip)}</title>"
+            f'<circle cx="{_num(x(r))}" cy="{_num(y(p))}" r="{4 if ring else 2.5}" '
+            + ('fill="#fff" stroke="#1d2330" stroke-width="2"/>' if ring else f'fill="{rgb}"/>')
+            + "</g>"
+        )
     out.append("</svg>")
     return "\n".join(out)

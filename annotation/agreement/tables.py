@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from .judge_tables import judge_tables
 from .spec import (
     COUNT,
     EVERYWHERE,
@@ -41,8 +42,14 @@ def report_spec(
     # the taxonomy's order, not the stored result's: PostgreSQL's jsonb keeps an object's
     # keys sorted by length (the report showed Cause before Symptom)
     order = [a for a in taxonomy if a in axes] + [a for a in axes if a not in taxonomy]
+    judges = result.get("judges")  # a lead's copy only (access.report_for)
     return [
-        AxisSpec(axis, names.get(axis, axis), axis_tables(axis, axes[axis], taxonomy.get(axis, [])))
+        AxisSpec(
+            axis,
+            names.get(axis, axis),
+            axis_tables(axis, axes[axis], taxonomy.get(axis, []))
+            + judge_tables(judges, axis, taxonomy.get(axis, [])),
+        )
         for axis in order
     ]
 

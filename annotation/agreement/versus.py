@@ -7,8 +7,10 @@ the reference being the truth (AGREEMENT.md, "judge measures").
 Per annotator, on the cards with both a record and a reference: `n_cards`,
 `n_conversations` (the conversations those cards are in), `accuracy` (identical sets),
 `cohen_kappa` (set as category), `macro_f1` (the mean of the defined per-label F1s, and
-`macro_f1_n_defined`: scikit-learn's f1_score(average="macro", zero_division=nan)), and per
-label `precision`, `recall`, `f1` and `per_label_kappa`. The point estimates equal
+`macro_f1_n_defined`: scikit-learn's f1_score(average="macro", zero_division=nan)),
+`micro_f1` (F1 of the types' pooled counts: f1_score(average="micro")), and per label
+`precision`, `recall`, `f1`, `per_label_kappa` and `support` (the reference's cards with the
+label; a count, without interval). The point estimates equal
 scikit-learn's (tests/agreement/test_versus_reference.py, test_versus_intervals.py).
 
 Intervals: each measure has `<key>_ci`, a 95% percentile bootstrap interval resampling
@@ -69,12 +71,13 @@ from .stats import (
 CONFIDENCE = 0.95
 NO_CARD = "undefined: no card has both a record and a reference"
 NO_F1 = "undefined: no type has a defined F1"
+NO_LABEL = "undefined: neither the annotator nor the reference gave any label"
 NO_CONVERSATION = (
     "not applicable: the records name no conversation (a 'conversation' column) to resample"
 )
 CI_POINT_UNDEFINED = "undefined: the measure itself is undefined"
 CI_ALL_UNDEFINED = "undefined: the measure is undefined on every resample"
-MEASURES = ("accuracy", "cohen_kappa", "macro_f1")
+MEASURES = ("accuracy", "cohen_kappa", "macro_f1", "micro_f1")
 PER_LABEL = ("precision", "recall", "f1", "per_label_kappa")
 
 
@@ -204,10 +207,15 @@ def _versus(
     macro = sum(defined) / len(defined) if defined else None
     _put(r, "macro_f1", macro, NO_CARD if n == 0 else NO_F1)
     r["macro_f1_n_defined"] = len(defined)
+    pooled = sum(in_truth) + sum(in_given)
+    _put(
+        r, "micro_f1", 2 * sum(both_l) / pooled if pooled else None, NO_CARD if n == 0 else NO_LABEL
+    )
     _put_labels(r, "precision", codes, precision)
     _put_labels(r, "recall", codes, recall)
     _put_labels(r, "f1", codes, f1)
     _put_labels(r, "per_label_kappa", codes, kappas)
+    r["support"] = {c: int(k) for c, k in zip(codes, in_truth, strict=True)}
     return r
 
 
@@ -256,6 +264,8 @@ class _Resampled:
             parts["f1"].append(f1)
             defined = ~np.isnan(f1)
             parts["macro_f1"].append(np.where(defined, f1, 0.0).sum(axis=1) / defined.sum(axis=1))
+            pooled = a1.sum(axis=1) + b1.sum(axis=1)
+            parts["micro_f1"].append(np.where(pooled > 0, 2 * tp.sum(axis=1) / pooled, np.nan))
             # Cohen's kappa per label from its 2x2 table, as stats._binary_kappa
             nn = n[:, None]
             agree_l = nn - a1 - b1 + 2 * tp

@@ -2,7 +2,8 @@
 TAXONOMY.md, each a short text and a table with its numbers and parameters, computed from
 what the tool recorded (jobs' parameters and results, the sample, the split-check studies,
 the rows), never typed in: the import, the coding filter, the splitting, the second filter,
-the split check, the sample, the phases and teams, agreement and moderation.
+the split check, the sample, the phases and teams, agreement, the machine judges (leads
+only, and only with judge runs) and moderation.
 
 `methods_of(study)` gives the structured data (one object per step: steps.Step.as_dict), the
 JSON of `manage.py methods --format json`; render.py writes it as Markdown and LaTeX and the
@@ -18,6 +19,7 @@ from django.utils import timezone
 from .context import Context
 from .groups import agreement_step, moderation_step, teams_step
 from .intake import filter_step, import_step, sample_step, second_filter_step
+from .judges import judges_step
 from .splitting import split_check_step, splitting_step
 
 STEPS = (
@@ -29,6 +31,7 @@ STEPS = (
     sample_step,
     teams_step,
     agreement_step,
+    judges_step,
     moderation_step,
 )
 
@@ -41,5 +44,6 @@ def methods_of(study, user=None) -> dict:
         "study": study.slug,
         "name": study.name,
         "generated_at": timezone.now().isoformat(),
-        "steps": [step(ctx).as_dict() for step in STEPS],
+        # a step with nothing to say to this reader is None (the judges': leads only)
+        "steps": [s.as_dict() for s in (step(ctx) for step in STEPS) if s is not None],
     }

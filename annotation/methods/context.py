@@ -46,6 +46,11 @@ class Context:
     def __init__(self, study, user=None) -> None:
         self.study, self.user = study, user
 
+    @cached_property
+    def reads_judges(self) -> bool:
+        """Whether the reader sees machine judges (the leads; the command line)."""
+        return self.user is None or judges_visible_to(self.user, self.study)
+
     def jobs(self, kind: str) -> list[Job]:
         """The study's finished jobs of `kind`, oldest first."""
         return list(
@@ -108,7 +113,7 @@ class Context:
             TagSet.objects.filter(group_id__in=ids).values_list("group_id", flat=True).distinct()
         )
         # the judges are the leads' to read (access.judges_visible_to); the command line's too
-        judges_shown = self.user is None or judges_visible_to(self.user, self.study)
+        judges_shown = self.reads_judges
         out = []
         for g in groups:
             annotators = sorted(g.annotators.all(), key=lambda u: u.username)

@@ -70,7 +70,8 @@ def teams_step(ctx: Context) -> Step:
     data = {
         "groups": [
             {"name": g.name, "kind": g.kind, "phase": g.phase, "phase_now": g.phase_now,
-             "annotators": g.annotators, "moderator": g.moderator or None, "judges": g.judges,
+             "annotators": g.annotators, "moderator": g.moderator or None,
+             **({"judges": g.judges} if ctx.reads_judges else {}),  # leads only
              "conversations": g.conversations, "cards": g.cards}
             for g in groups
         ],

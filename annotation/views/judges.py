@@ -75,8 +75,6 @@ def panel_context(user, study: Study, form: JudgeRunForm | None = None) -> dict:
         "judge_runs": runs,
         "judge_form": form or JudgeRunForm(study),
         "judges_going": any(r.status == JudgeRunStatus.RUNNING for r in runs),
-        # the scores against the gold, with intervals (issue 22 point 5) go here
-        "judge_scores": None,
     }
 
 

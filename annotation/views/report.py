@@ -24,6 +24,7 @@ from taxonomy.models import TaxonomyVersion
 
 from ..access import get_study_for_reporter, report_result
 from ..agreement import svg
+from ..agreement.judge_tables import JUDGES, ordered, run_label
 from ..agreement.render import md_escape, tex_escape, to_csv, to_latex, to_markdown
 from ..agreement.spec import PAGE, Table, TaxonomyEntry, pair_names, show, taxonomy_entries
 from ..agreement.tables import report_spec
@@ -81,10 +82,11 @@ def report(request: HttpRequest, slug: str) -> HttpResponse:
         entries, axis_names = taxonomy_entries(version)
         ctx["stale"] = _is_stale(study, job)
         ctx["round"] = result.get("round", 1)
+        spec = report_spec(result, entries, axis_names)
         ctx["axes"] = [
-            _axis_page(axis, result["axes"][axis.code], entries.get(axis.code, []))
-            for axis in report_spec(result, entries, axis_names)
+            _axis_page(axis, result["axes"][axis.code], entries.get(axis.code, [])) for axis in spec
         ]
+        ctx["judge_scores"] = judge_panel(result, spec, entries)
         ctx["downloads"] = list(DOWNLOADS)
     return render(request, "annotation/report/page.html", ctx)
 
@@ -120,6 +122,50 @@ def _sample_section(study: Study, fmt: str) -> str:
     if fmt == "md":
         return f"\n## Sample\n\n{md_escape(sample.methods)}\n"
     return f"\n% sample (methods paragraph)\n{tex_escape(sample.methods)}\n"
+
+
+# -- the machine judges (a lead's copy of the result only: access.report_result) -------------
+
+
+def judge_panel(result: Mapping, spec, entries: Mapping) -> dict | None:
+    """The judges panel (templates/annotation/judges/_scores.html): the runs, and per axis
+    the judge tables of the spec (output JUDGES) and each scored run's precision-recall
+    curves, the threshold chosen on the development split ringed."""
+    judges = result.get("judges")
+    if not judges:
+        return None
+    axes = []
+    for axis in spec:
+        data = judges.get("axes", {}).get(axis.code)
+        if not data:
+            continue
+        names = {e.code: e.name for e in entries.get(axis.code, [])}
+        blocks = [_page_table(t) for t in axis.tables if JUDGES in t.outputs and t.rows]
+        axes.append(
+            {"code": axis.code, "name": axis.name, "blocks": blocks,
+             "curves": _pr_charts(axis.code, judges, data, names)}
+        )  # fmt: skip
+    return {"runs": judges.get("runs", []), "axes": axes, "dev_share": judges.get("dev_share")}
+
+
+def _pr_charts(axis: str, judges: Mapping, data: Mapping, names: Mapping) -> list[dict]:
+    label = {str(m["id"]): run_label(m) for m in judges.get("runs", [])}
+    out = []
+    for key, run in ordered(data.get("runs", {}), list(label)).items():
+        chosen = (run.get("dev_test") or {}).get("threshold", {})
+        for n, (code, curve) in enumerate(ordered(run.get("pr") or {}, list(names)).items()):
+            if not curve["points"]:
+                continue
+            title = f"{label[key]}: precision-recall, {names.get(code, code)}"
+            chart = svg.pr_chart(
+                curve["points"],
+                title=title,
+                desc=f"{curve['n_positive']} of {curve['n_cards']} cards have the type.",
+                id_prefix=f"pr-{axis}-{key}-{n}",
+                chosen=chosen.get(code),
+            )
+            out.append({"title": title, "svg": mark_safe(chart)})  # svg.py escapes
+    return out
 
 
 # -- one axis: the spec's tables for the template, and the charts --------------------------

@@ -82,6 +82,6 @@ def test_agreement_save_keeps_the_result_as_the_studys_agreement_job(study, alic
 
     job = Job.objects.get(study=study, kind=JobKind.AGREEMENT)
     assert job.status == JobStatus.DONE and job.finished_at is not None
-    assert job.params == {"round": 1, "seed": 0, "n_boot": 0, "via": "command"}
+    assert job.params == {"round": 1, "seed": 0, "n_boot": 0, "dev_share": 0.3, "via": "command"}
     assert job.result["axes"]["smell"]["report"]["n_cards"] == 2
     assert f"job {job.pk}" in out.getvalue()

@@ -1,5 +1,5 @@
 """python manage.py agreement SLUG [--round 1] [--json] [--seed 0] [--bootstrap 1000]
-[--taxonomy-version N] [--save]"""
+[--taxonomy-version N] [--dev-share 0.3] [--save]"""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 
 from annotation.agreement.data import compute_study_report
+from annotation.agreement.judge_data import DEV_SHARE
 from annotation.agreement.render import to_text
 from annotation.agreement.spec import taxonomy_entries
 from annotation.jobs import record_run
@@ -26,7 +27,10 @@ class Command(StudyCommand):
         "each team's mean of its groups' kappas, per type the prevalence in the consensus "
         "and the pairs' kappas, each annotator against the consensus (with intervals over "
         "conversations), and the taxonomy table. --taxonomy-version N computes it on an "
-        "earlier taxonomy version the study moved away from (its labels as they stood)."
+        "earlier taxonomy version the study moved away from (its labels as they stood). "
+        "With judge runs (run_judge), round 1 also scores each judge against the gold "
+        "beside the annotators; a scored judge's threshold is chosen on a development "
+        "share of the conversations (--dev-share, split with --seed) and reported on the rest."
     )
 
     def add_arguments(self, parser) -> None:
@@ -44,6 +48,16 @@ class Command(StudyCommand):
             ),
         )
         parser.add_argument(
+            "--dev-share",
+            dest="dev_share",
+            type=float,
+            default=DEV_SHARE,
+            help=(
+                "the share of conversations (split with --seed) on which a scored judge's "
+                f"threshold is chosen, the rest scoring it (default {DEV_SHARE})"
+            ),
+        )
+        parser.add_argument(
             "--taxonomy-version",
             dest="taxonomy_version",
             type=int,
@@ -58,13 +72,23 @@ class Command(StudyCommand):
         )
 
     def handle(
-        self, *args, slug: str, round: int, seed: int, bootstrap: int, taxonomy_version, **options
+        self,
+        *args,
+        slug: str,
+        round: int,
+        seed: int,
+        bootstrap: int,
+        taxonomy_version,
+        dev_share: float,
+        **options,
     ) -> None:
         study = self.get_study(slug)
         if round < 1:
             raise CommandError(f"--round: must be a positive integer, got {round}")
         if bootstrap < 0:
             raise CommandError(f"--bootstrap: must be 0 or more, got {bootstrap}")
+        if not 0 < dev_share < 1:
+            raise CommandError(f"--dev-share: must be between 0 and 1 (exclusive), got {dev_share}")
         chosen, version = study.taxonomy_version, taxonomy_version
         if version is not None:
             chosen = study.taxonomy_version.taxonomy.versions.filter(number=version).first()
@@ -75,7 +99,12 @@ class Command(StudyCommand):
         started_at = timezone.now()
         try:
             result = compute_study_report(
-                study, round=round, n_boot=bootstrap, seed=seed, version=chosen
+                study,
+                round=round,
+                n_boot=bootstrap,
+                seed=seed,
+                version=chosen,
+                dev_share=dev_share,
             )
         except ValueError as e:
             raise CommandError(f"--taxonomy-version: {e}") from None
@@ -84,7 +113,7 @@ class Command(StudyCommand):
         else:
             self.stdout.write(to_text(result, taxonomy_entries(chosen)[0]))
         if options["save"]:
-            params = {"round": round, "seed": seed, "n_boot": bootstrap}
+            params = {"round": round, "seed": seed, "n_boot": bootstrap, "dev_share": dev_share}
             if version is not None:
                 params["version"] = chosen.pk
             job = record_run(study, JobKind.AGREEMENT, params, result, started_at=started_at)
