@@ -3,7 +3,7 @@ from __future__ import annotations
 from django import template
 from django.utils.safestring import SafeString
 
-from annotation import conversation_keys, messages, rendering
+from annotation import conversation_keys, messages, plaintext, rendering
 
 register = template.Library()
 
@@ -13,6 +13,13 @@ def message_html(text: str) -> SafeString:
     """Conversation text (Markdown, hostile) as sanitized HTML: annotation/rendering.py; cut
     past the display limit (annotation/messages.py), with no link to the full text."""
     return messages.shown_html(text or "")
+
+
+@register.filter
+def preview(text: str, limit: int = 90) -> str:
+    """A message's start as plain text for a list row: Markdown markers removed (links and
+    images to their text), on one line, at most `limit` characters (annotation/plaintext)."""
+    return plaintext.preview(text or "", int(limit))
 
 
 @register.simple_tag(takes_context=True)
