@@ -7,6 +7,8 @@ STAMP := $(VENV)/.installed
 # (config/settings.py). Every target here is a development run on this machine: debug on,
 # the development key, unless the environment says otherwise.
 export DEBUG ?= 1
+# The port `make run` serves on: `make run PORT=8061`.
+PORT ?= 8000
 
 .PHONY: run test test-postgres test-browser lint fmt worker migrate demo ci clean
 
@@ -22,13 +24,12 @@ migrate: $(STAMP)
 	$(PY) manage.py migrate --noinput
 
 demo: migrate
-	$(PY) manage.py demo
+	$(PY) manage.py demo --port $(PORT)
 
-# The embedded default: SQLite, the filesystem broker, one worker beside the dev server.
+# The embedded default: SQLite, the filesystem broker, one worker beside the dev server
+# (scripts/run starts both and, on Ctrl-C, stops each once).
 run: demo
-	@trap 'kill 0' EXIT INT TERM; \
-	$(VENV)/bin/celery -A config worker --pool=solo --loglevel=INFO & \
-	$(PY) manage.py runserver 127.0.0.1:8000
+	$(PY) scripts/run --port $(PORT)
 
 worker: $(STAMP)
 	$(VENV)/bin/celery -A config worker --pool=solo --loglevel=INFO

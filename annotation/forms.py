@@ -21,6 +21,11 @@ def form_errors(form: forms.Form, sep: str = "; ") -> str:
     return sep.join(e for errs in form.errors.values() for e in errs)
 
 
+# The confidence scale's points and what each means, shown beside its radio on the card and
+# the discussion page (templates/annotation/_confidence.html)
+CONFIDENCE: dict[int, str] = {1: "a guess", 2: "unsure", 3: "fairly sure", 4: "sure", 5: "certain"}
+
+
 class AnnotationForm(forms.Form):
     """A card's labels. Either some types, or "no smell" (an empty set on purpose); nothing
     at all is refused, so a stray Enter never records "no smell" by accident."""
@@ -36,7 +41,7 @@ class AnnotationForm(forms.Form):
         required=False,
         coerce=int,
         empty_value=None,
-        choices=[("", "—")] + [(str(i), str(i)) for i in range(1, 6)],
+        choices=[("", "—")] + [(str(i), f"{i} {word}") for i, word in CONFIDENCE.items()],
     )
 
     # where the evidence is quoted from (annotation/evidence.py): all four, or none

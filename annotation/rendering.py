@@ -54,12 +54,13 @@ _ATTRIBUTES = {
     "a": {"href", "title"},
     "pre": {"data-lang"},
     "ol": {"start"},
-    "th": {"style"},
-    "td": {"style"},
 }
 _CLASSES = {
     "span": {c for c in STANDARD_TYPES.values() if c} | {"link-target", "image"},
     "p": {"muted"},
+    # a table column's alignment (_align_classes): a class, as the policy refuses inline styles
+    "th": set(_ALIGN_CLASSES := ("align-left", "align-center", "align-right")),
+    "td": set(_ALIGN_CLASSES),
 }
 _FORMATTER = HtmlFormatter(nowrap=True)
 # a longer block (a log, a dump) is shown plain: highlighting it would cost the card seconds
@@ -78,7 +79,6 @@ def _clean(html: str) -> str:
         url_schemes={"http", "https", "mailto"},
         url_relative="deny",
         link_rel=REL,
-        filter_style_properties={"text-align"},
         # a code block may scroll sideways: the keyboard must reach it to scroll it
         set_tag_attribute_values={"pre": {"tabindex": "0"}},
         strip_comments=True,
@@ -160,12 +160,25 @@ def _demote_headings(state) -> None:
             token.tag = _DEMOTED[token.tag]
 
 
+def _align_classes(state) -> None:
+    """A table cell's alignment as a class (align-left, -center, -right; cardsort.css) where
+    markdown-it writes style="text-align:...": the Content-Security-Policy (style-src 'self')
+    refuses inline styles, and the browser said so in its console."""
+    for token in state.tokens:
+        if token.type in ("th_open", "td_open") and "style" in token.attrs:
+            style = str(token.attrs.pop("style"))
+            align = style.removeprefix("text-align:").strip().rstrip(";")
+            if f"align-{align}" in _ALIGN_CLASSES:
+                token.attrSet("class", f"align-{align}")
+
+
 def _markdown() -> MarkdownIt:
     # chat text: a single newline is a line break (breaks), as the author saw it
     md = MarkdownIt("commonmark", {"html": False, "breaks": True, "linkify": False})
     md.enable(["table", "strikethrough"])
     md.validateLink = lambda url: bool(_SAFE_URL.match(url))
     md.core.ruler.push("demote_headings", _demote_headings)
+    md.core.ruler.push("align_classes", _align_classes)
     md.add_render_rule("fence", _fence)
     md.add_render_rule("code_block", _code_block)
     md.add_render_rule("link_close", _link_close)

@@ -3,6 +3,8 @@ from __future__ import annotations
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.http import HttpResponsePermanentRedirect
+from django.templatetags.static import static
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
@@ -14,6 +16,13 @@ from annotation.views import invitation
 api_docs = SpectacularSwaggerSplitView.as_view(
     url_name="api-schema", template_name="api/swagger_ui.html"
 )
+
+
+def favicon(request):
+    """/favicon.ico, which a browser asks for on a page that names no icon (the admin's): the
+    site's icon, not a 404 in the console."""
+    return HttpResponsePermanentRedirect(static("favicon.svg"))
+
 
 # Accounts without the admin: password reset (Django's views, the app's templates; asking for
 # a reset is rate-limited, annotation/accounts/reset_limits.py) and the invitation's
@@ -43,6 +52,7 @@ accounts = [
 ]
 
 urlpatterns = [
+    path("favicon.ico", favicon),
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -3,7 +3,8 @@ from __future__ import annotations
 from django import template
 from django.utils.safestring import SafeString
 
-from annotation import conversation_keys, messages, rendering
+from annotation import conversation_keys, messages, plaintext, rendering
+from annotation.forms import CONFIDENCE
 
 register = template.Library()
 
@@ -13,6 +14,27 @@ def message_html(text: str) -> SafeString:
     """Conversation text (Markdown, hostile) as sanitized HTML: annotation/rendering.py; cut
     past the display limit (annotation/messages.py), with no link to the full text."""
     return messages.shown_html(text or "")
+
+
+@register.filter
+def preview(text: str, limit: int = 90) -> str:
+    """A message's start as plain text for a list row: Markdown markers removed (links and
+    images to their text), on one line, at most `limit` characters (annotation/plaintext)."""
+    return plaintext.preview(text or "", int(limit))
+
+
+@register.simple_tag
+def confidence_points(form, mine) -> list[tuple[str, str, bool]]:
+    """The confidence scale's radios: (value, label, checked), "not given" first; checked as
+    the form posted back (a refused submit) or else as the user's saved label `mine`. With no
+    confidence none is checked (the form then posts none: not given), so a card nobody has
+    labelled has no checked input at all."""
+    if form:
+        current = str(form.data.get("confidence") or "")
+    else:
+        current = str(mine.confidence) if mine and mine.confidence else ""
+    points = [("", "not given")] + [(str(i), f"{i} {word}") for i, word in CONFIDENCE.items()]
+    return [(value, text, bool(value) and value == current) for value, text in points]
 
 
 @register.simple_tag(takes_context=True)

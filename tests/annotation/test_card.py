@@ -283,7 +283,7 @@ def test_an_invalid_submit_comes_back_marked_as_not_saved(client, study, alice, 
     html = r.content.decode()
     assert r.status_code == 422
     assert "data-unsaved" in html and "Not saved: Choose either types" in html
-    assert '<option value="4" selected>' in html
+    assert '<input type="radio" name="confidence" value="4" checked> 4 sure' in html
     assert client.get(card_url(study, t1)).content.decode().count("data-unsaved") == 0
 
 
@@ -360,3 +360,23 @@ def test_labels_given_as_a_judge_of_another_group_are_not_my_progress(
     html = client.get(card_url(study, conversation.turns.get(index=2))).content.decode()
     assert "1 of 3 labelled" in html
     assert "1 of 3 cards labelled" in client.get(reverse("study", args=[study.slug])).text
+
+
+def test_the_confidence_scale_labels_each_point_and_shows_the_saved_one(
+    client, study, alice, conversation
+):
+    from annotation.forms import CONFIDENCE
+
+    turn = conversation.turns.get(index=1)
+    label(turn, alice, "code_rollback", confidence=3)
+    client.force_login(alice)
+    page = client.get(card_url(study, turn)).content.decode()
+    radios = re.findall(
+        r'<label><input type="radio" name="confidence" value="(\d?)"( checked)?> ([^<]+)</label>',
+        page,
+    )
+    assert [(value, text) for value, _, text in radios] == [("", "not given")] + [
+        (str(i), f"{i} {word}") for i, word in CONFIDENCE.items()
+    ]
+    assert [value for value, checked, _ in radios if checked] == ["3"]
+    assert "<legend>Confidence</legend>" in page

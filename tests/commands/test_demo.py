@@ -201,3 +201,11 @@ def test_it_prints_the_url_users_and_password():
     assert "Students A" in alice_row
     # the table is printed again when the demo already exists: `make run` shows it every time
     assert "alice" in run_demo() and "http://127.0.0.1:8000/" in run_demo()
+
+
+@pytest.mark.django_db
+def test_the_printed_address_follows_the_port():
+    # `make run PORT=8061` passes its port to the demo, which prints where the server really is
+    out = run_demo("--port", "8061")
+    assert "Open http://127.0.0.1:8061/ and log in" in out
+    assert ":8000" not in out

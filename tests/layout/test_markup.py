@@ -54,7 +54,7 @@ def test_the_guideline_panel_gives_each_types_definition_and_example(client, stu
         assert f'data-type="{t.code}"' in panel
         assert t.name in panel
     assert "The user&#x27;s instruction admits several interpretations" in panel
-    assert "write a streaming API client" in panel  # the example
+    assert "asks for &quot;a streaming API client&quot;" in panel  # the example
     assert "data-code" not in panel  # what marks a rendered label (tests/access/probe.py)
     # grouped as on the form: each category's heading, in the taxonomy's order
     categories = list(dict.fromkeys(t.category.name for t in types))

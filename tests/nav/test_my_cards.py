@@ -143,3 +143,15 @@ def test_my_cards_cost_the_same_queries_however_many_cards(client, study, alice,
         r = client.get(url("my_cards", study), {"state": "labelled", "q": "conv"})
     assert len(r.context["page"]) == 6
     assert len(big) == len(small)
+
+
+def test_the_list_previews_the_user_text_without_its_markdown(client, study, alice, turns):
+    Turn.objects.filter(pk=turns[0].pk).update(
+        user_text="## Bug\n\nWhy does **`mean([])`** fail? See [the log](https://example.org/l)"
+    )
+    client.force_login(alice)
+    r = client.get(url("my_cards", study))
+    row = r.content.decode().split(f'data-turn-id="{turns[0].pk}"')[1].split("</tr>")[0]
+    assert "Bug Why does mean([]) fail? See the log" in row
+    for marker in ("##", "**", "`", "](", "https://example.org"):
+        assert marker not in row, marker

@@ -1,9 +1,16 @@
 from __future__ import annotations
 
-import pytest
+import importlib
+import json
 
-from taxonomy.models import Taxonomy, Type
-from tests.factories import make_study
+import pytest
+from django.apps import apps as django_apps
+from django.urls import reverse
+from django.utils.html import escape
+
+from annotation.actions.studies import preset_names
+from taxonomy.models import PRESET_DIR, Taxonomy, Type
+from tests.factories import make_conversation, make_group, make_study, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -46,3 +53,82 @@ def test_a_version_used_by_a_study_is_frozen():
     study = make_study()
     study.taxonomy_version.refresh_from_db()
     assert study.taxonomy_version.frozen
+
+
+PRESETS = ["interaction-smells", "agent-misalignment", "split-check", "split-check-entries"]
+MIGRATION = importlib.import_module("taxonomy.migrations.0006_preset_examples")
+
+
+@pytest.mark.parametrize("slug", PRESETS)
+def test_every_type_of_every_preset_has_an_example(slug):
+    assert sorted(PRESETS) == preset_names()  # a new preset joins this list
+    version = Taxonomy.load_preset(slug)
+    types = version.type_list()
+    assert types
+    assert [t.code for t in types if not t.example.strip()] == []
+
+
+@pytest.mark.parametrize("slug", PRESETS)
+def test_the_guideline_shows_each_types_example(client, slug):
+    study = make_study(slug="g", taxonomy=slug)
+    alice = make_user("alice")
+    group = make_group(study, "g", [alice])
+    turn = make_conversation(study, "c1", n_turns=1, group=group).turns.get()
+    client.force_login(alice)
+    page = client.get(reverse("card", args=[study.slug, turn.pk])).content.decode()
+    guide = page.split('<aside id="guide"')[1].split("</aside>")[0]
+    for t in study.taxonomy_version.type_list():
+        shown = f'<dt data-type="{t.code}">'
+        assert shown in guide, t.code
+        entry = guide.split(shown)[1].split("</dd>")[0]
+        assert f"<strong>Example:</strong> {escape(t.example)}</p>" in entry, t.code
+
+
+def test_the_migration_fills_only_the_empty_examples_of_preset_types():
+    version = Taxonomy.load_preset("interaction-smells")
+    types = version.types_by_code()
+    Type.objects.filter(pk=types["code_rollback"].pk).update(example="")
+    Type.objects.filter(pk=types["must_do_omission"].pk).update(example="")
+    Type.objects.filter(pk=types["signature_mismatch"].pk).update(example="Our own example.")
+    other = Taxonomy.create_from_data(
+        {
+            "slug": "ours",
+            "name": "Ours",
+            "axes": [
+                {
+                    "code": "a",
+                    "name": "A",
+                    "categories": [
+                        {"name": "C", "types": [{"code": "code_rollback", "name": "Rollback"}]}
+                    ],
+                }
+            ],
+        }
+    )
+    before = {t.pk: (t.code, t.name, t.definition, t.hotkey) for t in Type.objects.all()}
+
+    MIGRATION.fill(django_apps, None)
+
+    preset = MIGRATION.EXAMPLES["interaction-smells"]
+    assert Type.objects.get(pk=types["code_rollback"].pk).example == preset["code_rollback"]
+    assert Type.objects.get(pk=types["must_do_omission"].pk).example == preset["must_do_omission"]
+    assert Type.objects.get(pk=types["signature_mismatch"].pk).example == "Our own example."
+    assert Type.objects.get(axis__version=other, code="code_rollback").example == ""
+    # nothing but the example changes: codes, names, definitions and keys stay
+    assert {t.pk: (t.code, t.name, t.definition, t.hotkey) for t in Type.objects.all()} == before
+
+    MIGRATION.empty(django_apps, None)  # reversed: only what it filled is emptied
+    assert Type.objects.get(pk=types["code_rollback"].pk).example == ""
+    assert Type.objects.get(pk=types["signature_mismatch"].pk).example == "Our own example."
+
+
+def test_the_migrations_examples_are_the_presets():
+    for slug, examples in MIGRATION.EXAMPLES.items():
+        data = json.loads((PRESET_DIR / f"{slug}.json").read_text(encoding="utf-8"))
+        in_file = {
+            t["code"]: t["example"]
+            for axis in data["axes"]
+            for category in axis["categories"]
+            for t in category["types"]
+        }
+        assert examples == in_file, slug

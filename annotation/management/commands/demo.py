@@ -16,7 +16,8 @@ SLUG = "demo"
 NAME = "Interaction smells demo"
 PRESET = "interaction-smells"
 PASSWORD = "demo"
-URL = "http://127.0.0.1:8000/"
+HOST = "127.0.0.1"
+DEFAULT_PORT = 8000  # `make run`'s; `make run PORT=8061` passes its own (--port)
 
 # username -> (role, kind), in the order the console table lists them
 USERS: dict[str, tuple[str, str]] = {
@@ -44,8 +45,14 @@ class Command(BaseCommand):
         parser.add_argument(
             "--reset", action="store_true", help="delete the demo study and create it again"
         )
+        parser.add_argument(
+            "--port",
+            type=int,
+            default=DEFAULT_PORT,
+            help=f"the port the server runs on, for the address printed (default {DEFAULT_PORT})",
+        )
 
-    def handle(self, *args, reset: bool = False, **options) -> None:
+    def handle(self, *args, reset: bool = False, port: int = DEFAULT_PORT, **options) -> None:
         existing = Study.objects.filter(slug=SLUG).first()
         if existing is not None and not reset:
             self.stdout.write(
@@ -67,7 +74,7 @@ class Command(BaseCommand):
                     f"{study.conversations.count()} conversations, {n_turns} turns."
                 )
             )
-        self.stdout.write(_login_table())
+        self.stdout.write(_login_table(f"http://{HOST}:{port}/"))
 
 
 def create_demo() -> Study:
@@ -114,7 +121,7 @@ def _import_conversations(study: Study) -> None:
         raise CommandError("demo import failed: " + "; ".join(problems or ["no records"]))
 
 
-def _login_table() -> str:
+def _login_table(url: str) -> str:
     groups_of: dict[str, list[str]] = {u: [] for u in USERS}
     for name, (_, annotators, moderator) in GROUPS.items():
         for username in annotators:
@@ -127,7 +134,7 @@ def _login_table() -> str:
         for u, (role, kind) in USERS.items()
     ]
     w = [max(len(row[c]) for row in rows) for c in range(3)]
-    lines = ["", f"Open {URL} and log in to the study '{NAME}' as:", ""]
+    lines = ["", f"Open {url} and log in to the study '{NAME}' as:", ""]
     for user, password, role, groups in rows:
         lines.append(f"  {user:<{w[0]}}  {password:<{w[1]}}  {role:<{w[2]}}  {groups}")
     return "\n".join(lines)
