@@ -46,7 +46,7 @@ def bad_token(address: str = "10.0.0.1", **headers) -> APIClient:
 
 
 def test_an_address_past_60_failed_authentications_a_minute_gets_429(alice):
-    """README's promise: 60 a minute from an address without valid credentials."""
+    """docs/api.md's promise: 60 a minute from an address without valid credentials."""
     anonymous, guesser = APIClient(REMOTE_ADDR="10.0.0.1"), bad_token("10.0.0.1")
     answers = [anonymous.get("/api/studies/").status_code for _ in range(30)]
     answers += [guesser.get("/api/studies/s1/").status_code for _ in range(30)]
