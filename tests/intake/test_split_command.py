@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from io import StringIO
 
 import pytest
@@ -155,15 +154,12 @@ def test_it_asks_the_set_with_at_least_min_turns_and_at_most_max(study, fake_mod
 def test_the_cap_is_gone(study, fake_model):
     """2,500 conversations in one job, read in batches; every one asked once."""
     make_corpus(study, 2500, n_turns=2)
-    started = time.monotonic()
     out, _ = run(study.slug)
-    elapsed = time.monotonic() - started
     job = Job.objects.get()
     assert job.status == JobStatus.DONE
     assert job.result["asked"] == job.result["answered"] == 2500
     assert len(fake_model.requests) == 2500
     assert "asked: 2500 (0 from the call cache, 2500 HTTP requests)" in out
-    assert elapsed < 60, elapsed
 
 
 def test_a_rerun_costs_nothing(study, fake_model):
