@@ -42,7 +42,7 @@ test: $(STAMP)
 # worker its own data folder, config/settings_test.py). `make test` stays the whole suite.
 TEST_WORKERS ?= auto
 test-fast: $(STAMP)
-	CARDSORT_DATA_DIR=var/test $(PY) -m pytest -q -n $(TEST_WORKERS) \
+	CARDSORT_DATA_DIR=var/test $(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal \
 		-m "not browser and not postgres and not bench"
 
 # The documentation site (docs/, mkdocs.yml): served with live reload on DOCS_PORT.
