@@ -10,7 +10,7 @@ export DEBUG ?= 1
 # The port `make run` serves on: `make run PORT=8061`.
 PORT ?= 8000
 
-.PHONY: run test test-postgres test-browser lint fmt worker migrate demo ci clean
+.PHONY: run test test-fast test-postgres test-browser lint fmt worker migrate demo docs docs-build ci clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -38,6 +38,22 @@ worker: $(STAMP)
 test: $(STAMP)
 	scripts/ensure-chromium
 	CARDSORT_DATA_DIR=var/test $(PY) -m pytest -q
+
+# The edit loop: no browser, no PostgreSQL, no benchmark, in parallel (pytest-xdist; each
+# worker its own data folder, config/settings_test.py). `make test` stays the whole suite.
+TEST_WORKERS ?= auto
+test-fast: $(STAMP)
+	CARDSORT_DATA_DIR=var/test $(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal \
+		-m "not browser and not postgres and not bench"
+
+# The documentation site (docs/, mkdocs.yml): served with live reload on DOCS_PORT.
+DOCS_PORT ?= 8001
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:$(DOCS_PORT)
+
+# What CI runs: a broken link or a page missing from the nav fails.
+docs-build: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir var/site
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -1,6 +1,6 @@
 """Maximum lengths of the free text people type: notes, evidence quotes, comments,
-rationales, flags' and proposals' reasons (settings CARDSORT_MAX_*_CHARS, README
-"Configuration"). One validator, `TextLimit`, serves the models (field validators: nothing
+rationales, flags' and proposals' reasons (settings CARDSORT_MAX_*_CHARS,
+docs/configuration.md). One validator, `TextLimit`, serves the models (field validators: nothing
 changes in the database, so rows stored before a limit existed stay as they are), the forms
 and the API's serializers; the label import calls `check_length`. The error names the field
 and the limit: "Note: at most 10,000 characters (yours has 45,000,000)."."""

@@ -1,7 +1,7 @@
 """Uploaded files (the lead's imports of conversations and of annotations, the API's import):
 a size limit per file, safe names for our stored copies, and their removal once an import
-has succeeded (settings CARDSORT_UPLOAD_MAX_BYTES and CARDSORT_UPLOAD_KEEP_DAYS; README
-"Configuration").
+has succeeded (settings CARDSORT_UPLOAD_MAX_BYTES and CARDSORT_UPLOAD_KEEP_DAYS;
+docs/configuration.md).
 
 - `UploadSizeLimit`, the first of FILE_UPLOAD_HANDLERS, stops reading a file at the limit
   (nothing more of it is written to the temporary directory) and notes its name on the

@@ -162,7 +162,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
 # A `.specstory/history` folder chosen on the import page holds a file per session.
 DATA_UPLOAD_MAX_NUMBER_FILES = 10_000
-# -- Limits (annotation/limits.py, annotation/uploads.py; README "Configuration") --
+# -- Limits (annotation/limits.py, annotation/uploads.py; docs/configuration.md) --
 # An uploaded file (an import's) may be at most CARDSORT_UPLOAD_MAX_MB; bigger ones are
 # refused with a message naming them. Files over FILE_UPLOAD_MAX_MEMORY_SIZE are streamed to
 # a temporary file, never held in memory; DATA_UPLOAD_MAX_MEMORY_SIZE bounds the rest of a

@@ -11,7 +11,7 @@
   Hugging Face viewer number them: errors read `file.parquet row 17: reason`.
 - Progress is in bytes of the file on disk: the compressed bytes read for gzip, the share of
   rows read for Parquet.
-- **Limits** (README "Configuration"): a gzip stream is never decompressed past
+- **Limits** (docs/configuration.md): a gzip stream is never decompressed past
   CARDSORT_MAX_DECOMPRESSED_BYTES (default 20 times the upload limit), to memory or to disk:
   reading on raises DecompressedTooLarge, one of GZIP_ERRORS, naming the limit. `lines` reads
   a file line by line in bounded pieces: a line longer than CARDSORT_MAX_LINE_BYTES (default
@@ -40,7 +40,7 @@ GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
 # Rows per Parquet batch: a WildChat row is ~10 kB, a SWE-chat session row a few kB.
 PARQUET_BATCH_ROWS = 256
-# Defaults of the settings (README "Configuration").
+# Defaults of the settings (docs/configuration.md).
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 DECOMPRESSED_PER_UPLOAD = 20
 # How much of a line too long to keep is read at a time while it is skipped.

@@ -203,7 +203,7 @@ def test_a_bad_field_is_named(lead_client, study):
 
 def test_a_bare_username_reuses_that_account_without_an_email(lead_client, study, alice, bob):
     """Issue 20, defect 8: a line with an existing username alone seats that account (the
-    README: an existing account is reused by email, else username); an unknown one is named,
+    docs/leading.md: an existing account is reused by email, else username); an unknown one is named,
     and nobody is invited."""
     get_user_model().objects.filter(pk=bob.pk).update(email="bob@lab.org")
     response = _invite(lead_client, study, "alice\nBob")

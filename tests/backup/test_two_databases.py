@@ -70,6 +70,8 @@ def _psql(env: dict, *statements: str) -> None:
     connection.close()
 
 
+# each of its processes may take 600 s (_run) on a loaded machine
+@pytest.mark.timeout(1800)
 def test_demo_and_rich_study_load_identically_into_an_empty_instance(instances, tmp_path):
     source, target = instances
     _run(source, "manage.py", "demo")

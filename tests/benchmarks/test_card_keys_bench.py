@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.browser
+# a benchmark in Chromium: `bench` and `browser`; its subprocess may take 600 s on a loaded machine
+pytestmark = [pytest.mark.browser, pytest.mark.bench, pytest.mark.timeout(900)]
 
 ROOT = Path(__file__).resolve().parents[2]
 N = 12

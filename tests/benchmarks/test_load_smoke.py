@@ -11,6 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+# a benchmark's script run tiny; its subprocess may take 900 s on a loaded machine
+pytestmark = [pytest.mark.bench, pytest.mark.timeout(1200)]
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -1,4 +1,4 @@
-"""The README's "A new study from the command line", run as written on a generated corpus:
+"""docs/method.md's "A new study from the command line", run as written on a generated corpus:
 the documented path sets up the study it says (lead, groups of the right kinds, moderators,
 disjoint draws: 40 + 40 + 149 and the rest)."""
 
@@ -17,12 +17,12 @@ from annotation.models import Conversation, Group, Kind, Membership, Role, Study
 
 pytestmark = pytest.mark.django_db
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+METHOD = Path(__file__).resolve().parents[2] / "docs" / "method.md"
 
 
 def quick_path() -> list[list[str]]:
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("### A new study from the command line") :]
+    text = METHOD.read_text(encoding="utf-8")
+    section = text[text.index("## A new study from the command line") :]
     block = re.search(r"```sh\n(.*?)```", section, re.S)[1]
     return [shlex.split(line, comments=True)[2:] for line in block.splitlines() if line.strip()]
 
@@ -49,7 +49,9 @@ EXAMPLE = {
 }
 
 
-def test_the_readme_quick_path_sets_up_the_study_it_describes(tmp_path, monkeypatch, fake_model):
+def test_the_documented_quick_path_sets_up_the_study_it_describes(
+    tmp_path, monkeypatch, fake_model
+):
     corpus(tmp_path / "wildchat", 900)
     (tmp_path / "examples.jsonl").write_text(json.dumps(EXAMPLE) + "\n", encoding="utf-8")
     # the model leaves every conversation whole (tests/model_stub.py's endpoint)
@@ -58,7 +60,7 @@ def test_the_readme_quick_path_sets_up_the_study_it_describes(tmp_path, monkeypa
     for args in quick_path():
         call_command(*args, stdout=StringIO(), stderr=StringIO())
         if args[0] == "create_group" and args[2] == "experts-a":
-            # "and -b of each": the README's comment, done here
+            # "and -b of each": the page's comment, done here
             call_command(
                 "create_group",
                 "smells",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -120,7 +121,7 @@ def built(**changes) -> BuiltConversation:
 
 def test_the_fingerprint_is_what_was_read_and_not_the_file_name():
     base = built().compute_fingerprint()
-    assert len(base) == 64 and int(base, 16) >= 0
+    assert re.fullmatch(r"[0-9a-f]{64}", base), base  # a SHA-256 hex digest
     assert built(source_file="other.jsonl", location="x").compute_fingerprint() == base
     assert built(metadata={"model": "other"}).compute_fingerprint() == base
     turn = BuiltTurn(index=1, user_text="hi", reply_text="hello!", reply_missing=False)

@@ -1,4 +1,4 @@
-"""A small study built through the real commands, as the README runs the study of TAXONOMY.md:
+"""A small study built through the real commands, as docs/method.md runs the study of TAXONOMY.md:
 two files imported (one with the coding filter), the coding filter over the study, splitting
 with the fake model endpoint (tests/model_stub.py), the second filter, a split check over
 entries labelled and computed, a sample, an expert group open-sorting (tags and the board's

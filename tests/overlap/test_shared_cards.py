@@ -1,6 +1,6 @@
 """A conversation shared by two groups: each runs its own rounds on it, round 1 stays blind
 across groups on every channel, one person labels it in one group only, and the lead assigns
-overlap shares and calibration sets and decides the study-level gold where groups differ."""
+overlap shares and calibration sets (the study-level gold: test_gold.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,7 @@ from django.urls import reverse
 from annotation.exports import gold_rows
 from annotation.models import (
     Conversation,
-    Method,
     SeatConflict,
-    StudyGold,
 )
 from tests.factories import label, make_conversation, make_group
 
@@ -112,50 +110,3 @@ def test_it_exports_one_row_per_card_and_group_and_the_study_gold(study, alice, 
     assert rows[0]["labels_carol"] is None and rows[1]["labels_alice"] is None
     assert {r["study_gold_method"] for r in rows} == {"pending"}
     assert rows[0]["study_gold"] is None
-
-
-def test_it_lets_the_lead_decide_the_study_gold_where_groups_differ(
-    client, study, lead, alice, bob, shared
-):
-    a, b, carol, dave, turn = shared
-    for user in (alice, bob):
-        label(turn, user, "code_rollback", group=a)
-    for user in (carol, dave):
-        label(turn, user, "must_do_omission", group=b)
-    client.force_login(lead)
-    queue = client.get(reverse("lead_gold", args=[study.slug]))
-    assert [t.pk for t, _ in queue.context["page"]] == [turn.pk]
-    url = reverse("lead_gold_decide", args=[study.slug, turn.pk])
-    client.post(url, {"types": ["code_rollback"], "rationale": "A read the reply right"})
-    gold = StudyGold.objects.current().get(turn=turn)
-    assert (gold.codes, gold.decided_by, gold.rationale) == (
-        {"code_rollback"},
-        lead,
-        "A read the reply right",
-    )
-    # a second decision changes nothing; the queue is empty
-    client.post(url, {"types": ["must_do_omission"], "rationale": "no"})
-    assert StudyGold.objects.filter(turn=turn).count() == 1
-    assert list(client.get(reverse("lead_gold", args=[study.slug])).context["page"]) == []
-    row = next(iter(gold_rows(study)))
-    assert (row["study_gold"], row["study_gold_method"], row["study_gold_decided_by"]) == (
-        ["code_rollback"],
-        "lead",
-        "lead",
-    )
-
-
-def test_it_refuses_the_gold_queue_to_non_leads(client, study, alice, shared):
-    client.force_login(alice)  # a member: told it is for leads
-    assert client.get(reverse("lead_gold", args=[study.slug])).status_code == 403
-
-
-def test_it_gives_groups_agree_when_every_groups_consensus_is_the_same(study, alice, bob, shared):
-    a, b, carol, dave, turn = shared
-    for group, users in ((a, (alice, bob)), (b, (carol, dave))):
-        for user in users:
-            label(turn, user, "code_rollback", group=group)
-    rows = list(gold_rows(study))
-    assert {r["study_gold_method"] for r in rows} == {"groups_agree"}
-    assert rows[0]["study_gold"] == ["code_rollback"]
-    assert {r["method"] for r in rows} == {Method.UNANIMOUS}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 from django.utils import timezone
 
+from annotation.agreement.data import data_stamp
 from annotation.agreement.extras import build_extras
 from annotation.agreement.stats import agreement_reports
 from annotation.models import Annotation, Consensus, Job, JobKind, JobStatus, Role, Study, Turn
@@ -90,12 +91,7 @@ def make_report_job(study: Study, n_boot: int = 200, round: int = 1) -> Job:
             for axis, spec in axes.items()
         },
     }
-    try:
-        from annotation.agreement.data import data_stamp
-    except ImportError:
-        pass
-    else:
-        result["data_stamp"] = data_stamp(study)
+    result["data_stamp"] = data_stamp(study)
     return done_job(study, result)
 
 

@@ -10,16 +10,12 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from annotation.agreement.data import compute_study_report
 from annotation.agreement.render import fmt
 from annotation.models import Annotation, Job, JobKind, JobStatus
 from tests.factories import make_user
 
 from .helpers import G1_LABELS, labelled_study, make_report_job
-
-try:
-    from annotation.agreement.data import data_stamp
-except ImportError:
-    data_stamp = None
 
 
 @pytest.fixture
@@ -120,7 +116,6 @@ def test_it_shows_the_latest_done_job(client, study, lead, labelled):
     assert "-0.988" not in _get(client, lead, study).text
 
 
-@pytest.mark.skipif(data_stamp is None, reason="annotation.agreement.data.data_stamp not there yet")
 def test_it_says_the_report_is_stale_after_a_label_changes(client, study, lead, labelled):
     make_report_job(study)
     assert "stale" not in _get(client, lead, study).text.lower()
@@ -153,8 +148,7 @@ def test_it_redirects_anonymous_users_to_login(client, study):
 
 
 def test_it_renders_the_result_of_the_agreement_job_code(client, study, lead, labelled):
-    agreement_data = pytest.importorskip("annotation.agreement.data")
-    result = agreement_data.compute_study_report(study, n_boot=50)
+    result = compute_study_report(study, n_boot=50)
     Job.objects.create(
         study=study,
         kind=JobKind.AGREEMENT,

@@ -1,6 +1,6 @@
 """Production settings fail closed (issue 12): the settings are read at import, so each case
 is a process started with the environment under test, DEBUG taken out of it unless the case
-sets it, as an operator following README's Production section would start one."""
+sets it, as an operator following docs/production.md would start one."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ GUNICORN = Path(sys.executable).parent / "gunicorn"
 
 
 def production_env(tmp_path: Path, **extra: str) -> dict:
-    """What README's Production section sets, on a SQLite file of the test's own."""
+    """What docs/production.md sets, on a SQLite file of the test's own."""
     env = {
         k: v
         for k, v in os.environ.items()
@@ -166,7 +166,7 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
 @pytest.fixture
 def production_server(tmp_path):
-    """gunicorn with README's production environment behind a TLS-terminating proxy, on a
+    """gunicorn with docs/production.md's environment behind a TLS-terminating proxy, on a
     database nobody migrated: the first query fails, as a real fault would."""
     port = _free_port()
     env = production_env(tmp_path, SECURE_PROXY_SSL_HEADER="HTTP_X_FORWARDED_PROTO,https")
