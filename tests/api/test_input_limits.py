@@ -39,6 +39,10 @@ LIMITS = {
     ("studies_disputes_list", "group"): (100, 1),
     ("studies_consensus_list", "group"): (100, 1),
     ("studies_consensus_list", "conversation"): (272, 1),
+    ("studies_judge_runs_create", "judge"): (100, 1),
+    ("studies_judge_runs_create", "group"): (100, 1),
+    ("studies_judge_runs_create", "conversations[]"): (255, 1),  # Conversation.external_id
+    ("studies_judge_runs_create", "model"): (200, 1),
 }
 
 
