@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from django.core.files import File
-from django.core.files.storage import default_storage
+from django.core.files.storage import FileSystemStorage, default_storage
 
 IMPORTS, EXPORTS = "imports", "exports"
 
@@ -72,20 +72,47 @@ def store_local(name: str, path: Path, *, move: bool = False) -> str:
     return stored
 
 
+def _local_path(name: str) -> Path | None:
+    """The stored file or folder `name` as a local path on a filesystem storage, else None
+    (another storage may answer path() too, as the in-memory one does: not a real file)."""
+    if not isinstance(default_storage, FileSystemStorage):
+        return None
+    return Path(default_storage.path(name))
+
+
+def _download(name: str, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with default_storage.open(name, "rb") as stored, target.open("wb") as out:
+        shutil.copyfileobj(stored, out, CHUNK)
+
+
 @contextmanager
 def local_copy(name: str, scratch: Path | None = None) -> Iterator[Path]:
     """The stored file `name` as a local path, for as long as the block runs: the file itself
     on a filesystem storage, a temporary copy (in `scratch`, or a temporary folder) otherwise."""
-    try:
-        yield Path(default_storage.path(name))
+    if (local := _local_path(name)) is not None:
+        yield local
         return
-    except NotImplementedError:
-        pass
     with tempfile.TemporaryDirectory(prefix="cardsort-", dir=scratch) as folder:
         target = Path(folder, PurePosixPath(name).name)
-        with default_storage.open(name, "rb") as stored, target.open("wb") as out:
-            shutil.copyfileobj(stored, out, CHUNK)
+        _download(name, target)
         yield target
+
+
+@contextmanager
+def local_folder(folder: str, scratch: Path | None = None) -> Iterator[Path]:
+    """The stored folder `folder` (a chosen folder's upload) as a local directory, for as long
+    as the block runs: itself on a filesystem storage, a temporary copy of every file below it
+    (streamed down, its layout kept) otherwise."""
+    if (local := _local_path(folder)) is not None:
+        yield local
+        return
+    with tempfile.TemporaryDirectory(prefix="cardsort-", dir=scratch) as tmp:
+        root = Path(tmp, PurePosixPath(folder).name)
+        root.mkdir()
+        for name in stored_files(folder):
+            _download(name, root.joinpath(*PurePosixPath(name).relative_to(folder).parts))
+        yield root
 
 
 def exists(name: str) -> bool:
@@ -133,31 +160,7 @@ def delete_folder(folder: str) -> int:
     names = stored_files(folder)
     for name in names:
         default_storage.delete(name)
-    try:
-        root = Path(default_storage.path(folder))
-    except NotImplementedError:
-        return len(names)
-    if root.is_dir():
+    root = _local_path(folder)
+    if root is not None and root.is_dir():
         shutil.rmtree(root, ignore_errors=True)
     return len(names)
-
-
-@contextmanager
-def local_folder(folder: str, scratch: Path | None = None) -> Iterator[Path]:
-    """The stored folder `folder` (a chosen folder's upload) as a local directory, for as long
-    as the block runs: itself on a filesystem storage, a temporary copy of every file below it
-    (streamed down, its layout kept) otherwise."""
-    try:
-        yield Path(default_storage.path(folder))
-        return
-    except NotImplementedError:
-        pass
-    with tempfile.TemporaryDirectory(prefix="cardsort-", dir=scratch) as tmp:
-        root = Path(tmp, PurePosixPath(folder).name)
-        root.mkdir()
-        for name in stored_files(folder):
-            target = root.joinpath(*PurePosixPath(name).relative_to(folder).parts)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with default_storage.open(name, "rb") as stored, target.open("wb") as out:
-                shutil.copyfileobj(stored, out, CHUNK)
-        yield root

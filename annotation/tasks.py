@@ -49,12 +49,13 @@ def _heartbeat_seconds() -> float:
 
 
 @contextmanager
-def _heartbeat(job, request) -> Iterator[None]:
-    """Beat from a thread while the task runs: one step of a job (the agreement statistics
+def heartbeat(job, beating: bool = True) -> Iterator[None]:
+    """Beat from a thread while the block runs: one step of a job (the agreement statistics
     of an axis) can take longer than the lost threshold without any progress to report.
-    A killed worker takes the thread with it, which is the point. Not in eager mode or a
-    direct call: there is no worker to lose, and a second SQLite writer would only wait."""
-    if request.called_directly or request.is_eager:
+    A killed worker takes the thread with it, which is the point. Not `beating` (a test's
+    transaction, an eager run), nothing: a second SQLite writer would only wait. A
+    management command running a job in its own process beats with it too."""
+    if not beating:
         yield
         return
     stop = threading.Event()
@@ -76,6 +77,11 @@ def _heartbeat(job, request) -> Iterator[None]:
     finally:
         stop.set()
         thread.join()
+
+
+def _heartbeat(job, request):
+    """The task's heartbeat; none in eager mode or a direct call: no worker to lose."""
+    return heartbeat(job, not (request.called_directly or request.is_eager))
 
 
 class _Throttled:
