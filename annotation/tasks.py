@@ -170,6 +170,7 @@ class JobRun:
     it ended the job itself, as the splitting job does). `progress(done, total[, message])` is
     throttled; `self.scratch` is a local folder of its own, removed however the run ends."""
 
+    task = ""  # the Celery task's name in this module (job_task), as the broker's messages say
     what = "job"  # in log lines
     unit = ""  # the progress message
     claims = False  # counted runs (Job.claim_run): a lost job of the kind is resumed
