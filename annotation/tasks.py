@@ -203,7 +203,9 @@ def execute(kind: type[JobRun], request, job_id: int) -> None:
         logger.warning("%s job %s was claimed by another worker", kind.what, job.pk)
         return
     job.start(total=job.total)
-    scratch = Path(tempfile.mkdtemp(prefix=f"cardsort-job-{job.pk}-"))
+    # beside the uploads' temporary files (FILE_UPLOAD_TEMP_DIR; default the system's)
+    folder = getattr(settings, "FILE_UPLOAD_TEMP_DIR", None)
+    scratch = Path(tempfile.mkdtemp(prefix=f"cardsort-job-{job.pk}-", dir=folder))
     try:
         with _heartbeat(job, request):
             outcome = kind(scratch).run(job, _Throttled(job, kind.unit))
@@ -443,8 +445,10 @@ def export_filename(study_slug: str, raw: bool, fmt: str) -> str:
 class ExportRun(JobRun):
     """params: format (csv|jsonl|parquet), raw (bool), round, with_text (bool) -> the stored
     file exports/<job id>/<study>-gold.<format> (or -raw), its name in job.result_file. The
-    export is written in the run's scratch folder and stored only when complete, so a killed
-    worker never leaves a file that looks finished. The file is made blind for whoever
+    export is written in the run's scratch folder and stored only when complete, and the job
+    names it only once stored: a killed worker leaves no file the job offers, and what it may
+    have half-copied into the storage goes when the lost job is reaped (discard_partial_output)
+    or replaced when its message is run again. The file is made blind for whoever
     started the job (job.created_by; result blind_for, blind_for_id): if they annotate,
     their fellow annotators' labels on open cards stay out of it."""
 
