@@ -5,14 +5,15 @@ result is access.JobResults; who may download an export, exports.may_download.""
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import PurePosixPath
 
-from django.conf import settings
+from django.core.files import File
 from django.db import transaction
 from django.http import Http404
 from django.utils import timezone
 
-from .models import LABEL_IMPORT, Conversation, Job, JobKind, JobStatus, Study
+from . import storage
+from .models import Conversation, Job, JobKind, JobStatus, Study
 from .tasks import run_label_import, write_rejected
 from .uploads import safe_name
 
@@ -32,32 +33,29 @@ def enqueue(user, study: Study, kind: str, params: dict, task) -> Job:
     return job
 
 
-def result_path(job: Job) -> Path:
-    """The job's file under MEDIA_ROOT; a 404 when it is outside it or no longer there."""
-    media = Path(settings.MEDIA_ROOT).resolve()
-    path = (media / job.result_file).resolve()
-    if not path.is_relative_to(media) or not path.is_file():
-        raise Http404("The file is no longer there; run the job again")
-    return path
+def open_result(job: Job) -> tuple[File, str]:
+    """The job's stored file (Job.result_file) opened for a download, and its base name; a
+    404 when it is not a name a job writes or no longer there."""
+    try:
+        stored = storage.open_stored(job.result_file)
+    except FileNotFoundError:
+        raise Http404("The file is no longer there; run the job again") from None
+    return stored, PurePosixPath(job.result_file).name
 
 
 def save_uploads(job: Job, uploads: list, under: str = "") -> list[dict]:
-    """Store the uploads under MEDIA_ROOT/imports/<job id>/[under/] and remember each original
-    name: the import's error messages must name the file the lead chose, not our copy (stored
-    under uploads.safe_name: bounded, one path component, its extension kept)."""
-    folder = Path(settings.MEDIA_ROOT) / "imports" / str(job.pk) / under
-    folder.mkdir(parents=True, exist_ok=True)
+    """Store the uploads as imports/<job id>/[under/]<n>-<name> (annotation/storage.py) and
+    remember each original name: the import's error messages must name the file the lead
+    chose, not our copy (stored under uploads.safe_name: bounded, one path component, its
+    extension kept). Each is streamed to the storage, never read whole."""
     files = []
     for i, upload in enumerate(uploads, 1):
         safe = safe_name(upload.name)
         # numbered (in the order chosen): two uploads may share a name
-        relative = Path(
-            "imports", str(job.pk), under, f"{i:05d}-{safe}" if under else f"{i}-{safe}"
+        name = storage.job_name(
+            storage.IMPORTS, job.pk, under, f"{i:05d}-{safe}" if under else f"{i}-{safe}"
         )
-        with (Path(settings.MEDIA_ROOT) / relative).open("wb") as out:
-            for chunk in upload.chunks():
-                out.write(chunk)
-        files.append({"path": str(relative), "name": upload.name})
+        files.append({"path": storage.save_upload(name, upload), "name": upload.name})
     return files
 
 
@@ -65,8 +63,10 @@ def start_label_import(study: Study, user, upload, *, create_members: bool, judg
     """Store an uploaded JSONL of annotations and queue its import (tasks.run_label_import):
     the page and the API start it alike."""
     with transaction.atomic():
-        params = {"what": LABEL_IMPORT, "create_members": create_members, "judge": judge}
-        job = Job.objects.create(study=study, kind=JobKind.IMPORT, created_by=user, params=params)
+        params = {"create_members": create_members, "judge": judge}
+        job = Job.objects.create(
+            study=study, kind=JobKind.LABEL_IMPORT, created_by=user, params=params
+        )
         job.params["files"] = save_uploads(job, [upload])
         job.save(update_fields=["params"])
         transaction.on_commit(lambda: run_label_import.delay(job.pk))

@@ -16,10 +16,8 @@ docs/configuration.md).
 from __future__ import annotations
 
 import re
-import shutil
 import unicodedata
 from datetime import timedelta
-from pathlib import Path
 
 from django.conf import settings
 from django.core.files.uploadhandler import FileUploadHandler, SkipFile
@@ -125,30 +123,20 @@ def keep_days() -> int:
     return int(getattr(settings, "CARDSORT_UPLOAD_KEEP_DAYS", 0))
 
 
-def upload_paths(job) -> list[Path]:
-    """The job's stored uploads (files, and a chosen folder's directory) under MEDIA_ROOT."""
-    media = Path(settings.MEDIA_ROOT)
-    paths = [media / f["path"] for f in job.params.get("files", [])]
-    folder = job.params.get("folder")
-    if folder:
-        paths.append(media / folder["path"])
-    return paths
-
-
 def remove_uploads(job) -> int:
-    """Delete the job's uploads (never its rejected.txt); the number of paths removed."""
-    media = Path(settings.MEDIA_ROOT).resolve()
+    """Delete the job's stored uploads (its files, a chosen folder's files; never its
+    rejected.txt); the number of files removed. Only names below the job's own folder:
+    whatever params say, nothing else is removed."""
+    from .storage import IMPORTS, delete_folder, delete_stored, job_folder
+
+    own = job_folder(IMPORTS, job.pk) + "/"
     removed = 0
-    for path in upload_paths(job):
-        resolved = path.resolve()
-        if not resolved.is_relative_to(media) or resolved == media:
-            continue  # never outside MEDIA_ROOT, whatever params say
-        if resolved.is_dir():
-            shutil.rmtree(resolved, ignore_errors=True)
-            removed += 1
-        elif resolved.exists():
-            resolved.unlink(missing_ok=True)
-            removed += 1
+    for f in job.params.get("files", []):
+        if str(f.get("path", "")).startswith(own):
+            removed += delete_stored(f["path"])
+    folder = job.params.get("folder")
+    if folder and str(folder.get("path", "")).startswith(own):
+        removed += delete_folder(folder["path"])
     if removed:
         job.params["uploads_removed"] = timezone.now().isoformat()
         job.save(update_fields=["params"])
@@ -170,7 +158,8 @@ def purge(now=None, failed_days: int | None = None) -> int:
     from .models import Job, JobKind, JobStatus
 
     now = now or timezone.now()
-    ended = Job.objects.filter(kind=JobKind.IMPORT, finished_at__isnull=False).exclude(
+    uploaded = (JobKind.IMPORT, JobKind.LABEL_IMPORT)
+    ended = Job.objects.filter(kind__in=uploaded, finished_at__isnull=False).exclude(
         params__has_key="uploads_removed"
     )
     chosen = ended.filter(status=JobStatus.DONE, finished_at__lte=now - timedelta(days=keep_days()))

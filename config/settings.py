@@ -357,10 +357,43 @@ if not DEBUG:
                 "header as Django names it, e.g. HTTP_X_FORWARDED_PROTO,https"
             )
         SECURE_PROXY_SSL_HEADER = (_name.strip(), _value.strip())
-    STORAGES = {
-        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-        "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+
+# Job files (uploads, export files, rejected-record lists: annotation/storage.py) go through
+# STORAGES["default"]: the filesystem under MEDIA_ROOT, or with CARDSORT_STORAGE=s3 an S3 bucket
+# (or an S3-compatible service: MinIO, Ceph...) through django-storages, which then needs boto3
+# (pip install boto3). CARDSORT_S3_BUCKET names the bucket (required); CARDSORT_S3_REGION,
+# CARDSORT_S3_ENDPOINT_URL (a service other than AWS) and CARDSORT_S3_PREFIX (a folder in the
+# bucket) are optional; the credentials are boto3's usual ones (AWS_ACCESS_KEY_ID and
+# AWS_SECRET_ACCESS_KEY, a profile, or the machine's role). Web and worker must share it.
+CARDSORT_STORAGE = os.environ.get("CARDSORT_STORAGE", "filesystem").strip().lower() or "filesystem"
+if CARDSORT_STORAGE == "filesystem":
+    _job_files = {"BACKEND": "django.core.files.storage.FileSystemStorage"}
+elif CARDSORT_STORAGE == "s3":
+    _bucket = os.environ.get("CARDSORT_S3_BUCKET", "").strip()
+    if not _bucket:
+        raise ImproperlyConfigured("CARDSORT_STORAGE=s3 needs CARDSORT_S3_BUCKET (a bucket name)")
+    _s3 = {
+        "bucket_name": _bucket,
+        "region_name": os.environ.get("CARDSORT_S3_REGION", "").strip() or None,
+        "endpoint_url": os.environ.get("CARDSORT_S3_ENDPOINT_URL", "").strip() or None,
+        "location": os.environ.get("CARDSORT_S3_PREFIX", "").strip().strip("/"),
+        "default_acl": "private",
+        "file_overwrite": False,  # as on the filesystem: a name taken gets another
+        "querystring_auth": True,
     }
+    _job_files = {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": _s3}
+else:
+    raise ImproperlyConfigured(
+        f"CARDSORT_STORAGE={CARDSORT_STORAGE!r}: use filesystem (the default) or s3"
+    )
+STORAGES = {
+    "default": _job_files,
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
 
 for _dir in (DATA_DIR, STATIC_ROOT):
     _dir.mkdir(parents=True, exist_ok=True)

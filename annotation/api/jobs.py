@@ -21,7 +21,7 @@ from rest_framework.response import Response
 
 from ..access import JobResults, get_study_for_lead
 from ..exports import may_download
-from ..jobs import NOT_BLIND_FOR_YOU, enqueue, result_path, start_label_import
+from ..jobs import NOT_BLIND_FOR_YOU, enqueue, open_result, start_label_import
 from ..models import Job, JobKind, JobStatus
 from ..tasks import reap_lost_jobs, run_export
 from ..uploads import too_large
@@ -150,8 +150,8 @@ def download(request: Request, slug: str, job_id: int) -> FileResponse:
         name = None
     else:
         raise NotFound("This job has no file to download")
-    path = result_path(found)
-    name = name or path.name
-    response = FileResponse(path.open("rb"), as_attachment=True, filename=name)
+    stored, stored_name = open_result(found)
+    name = name or stored_name
+    response = FileResponse(stored, as_attachment=True, filename=name)
     response["Content-Type"] = MEDIA_TYPES.get(name.rsplit(".", 1)[-1], "text/plain")
     return response

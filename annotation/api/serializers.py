@@ -259,7 +259,10 @@ class JobStatusSerializer(serializers.Serializer):
     why."""
 
     id = serializers.IntegerField()
-    kind = serializers.CharField()
+    kind = serializers.CharField(
+        help_text="import (conversations), label_import (a JSONL of labels), export, "
+        "agreement, filter (the coding filter; params apply false: a dry run), split or judge"
+    )
     status = serializers.CharField(help_text="queued, running, done or failed")
     progress = serializers.IntegerField()
     total = serializers.IntegerField()

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import base64
 from collections import Counter
-from pathlib import Path
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.utils import timezone
 
+from .. import storage
 from . import graph
 from .fileformat import FORMAT, VERSION, BackupError, encode, migration_state, open_out
 
@@ -131,20 +130,19 @@ def _taxonomies(study) -> list[int]:
     return sorted(set(rows))
 
 
-def job_files(job_id: int):
-    """(path relative to MEDIA_ROOT, absolute path) of the files a job keeps."""
-    media = Path(settings.MEDIA_ROOT)
-    for top in ("imports", "exports"):
-        folder = media / top / str(job_id)
-        if folder.is_dir():
-            for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-                yield path.relative_to(media).as_posix(), path
+def job_files(job_id: int) -> list[str]:
+    """The stored names (annotation/storage.py) of the files a job keeps."""
+    return [
+        name
+        for top in (storage.IMPORTS, storage.EXPORTS)
+        for name in storage.stored_files(storage.job_folder(top, job_id))
+    ]
 
 
 def _files(study, out, counts: Counter) -> None:
     for job_id in _scoped("annotation.Job", study).order_by("pk").values_list("pk", flat=True):
-        for relative, path in job_files(job_id):
-            with path.open("rb") as stream:
+        for relative in job_files(job_id):
+            with storage.open_stored(relative) as stream:
                 first = True
                 while (data := stream.read(FILE_PART)) or first:
                     record = {"file": relative, "job": job_id}

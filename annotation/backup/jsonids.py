@@ -1,7 +1,7 @@
 """Ids that rows keep inside JSON and paths, remapped on load like foreign keys:
 - Job.params: "conversations" (a split job's), "version" (an old version's agreement);
   Job.result: "blind_for_id" (the export's reader); any string naming the job's folder
-  under MEDIA_ROOT ("imports/<job id>/...", "exports/<job id>/..."), result_file too.
+  in the storage ("imports/<job id>/...", "exports/<job id>/..."), result_file too.
 - BoardEvent.before/after: the board's snapshots for undo and redo, keyed by FreeTag and
   BoardType ids, with merged_into_id and board_type_id inside; a freeze's "version".
 `lookup(label, old_id)` gives the new id or None (a row deleted before the dump)."""

@@ -7,14 +7,15 @@ names the record (model and id in the file) and the field."""
 from __future__ import annotations
 
 import base64
+import tempfile
 from collections import Counter, defaultdict
 from contextlib import contextmanager
 from pathlib import Path
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from .. import storage
 from . import graph, jsonids
 from .block import Block
 from .fileformat import FORMAT, VERSION, BackupError, decoder, migration_state, read_lines
@@ -46,10 +47,13 @@ class Loader:
         self.counts: Counter = Counter()
         self.fixups: list[tuple[str, int, str, str, int, int]] = []
         self.json_rows: list[tuple[str, int, int, dict]] = []
-        self.written: list[Path] = []
+        self.written: list[str] = []  # stored names
+        # the files read, each a local file the records' parts are appended to, stored once
+        # every row is in
+        self._files: dict[str, Path] = {}
+        self._scratch: Path | None = None
         self.study = None
         self.done: set[str] = set()
-        self._seen_files: set[Path] = set()
         self._first_user: int | None = None
 
     # -- the run -------------------------------------------------------------------------
@@ -58,11 +62,15 @@ class Loader:
         lines = read_lines(self.path)
         self._header(next(lines, (0, None)))
         try:
-            with transaction.atomic(), _timestamps_kept():
-                self._body(lines)
+            with tempfile.TemporaryDirectory(prefix="cardsort-load-") as scratch:
+                self._scratch = Path(scratch)
+                with transaction.atomic(), _timestamps_kept():
+                    self._body(lines)
+                    for name, local in self._files.items():
+                        self.written.append(storage.store_local(name, local, move=True))
         except BaseException:
-            for path in self.written:
-                path.unlink(missing_ok=True)
+            for name in self.written:
+                storage.delete_stored(name)
             raise
         return self.counts
 
@@ -159,24 +167,21 @@ class Loader:
         new_job = self.maps["annotation.Job"].get(old_job)
         if new_job is None:
             raise BackupError(f"{where}: file of job #{old_job}, which is not in the file")
-        relative = jsonids.job_folder(record["file"], old_job, new_job)
-        media = Path(settings.MEDIA_ROOT).resolve()
-        target = (media / relative).resolve()
+        name = jsonids.job_folder(record["file"], old_job, new_job)
         folder = jsonids.FOLDER.match(record["file"])
         if (
             folder is None
             or int(folder.group(2)) != old_job
-            or not target.is_relative_to(media / folder.group(1) / str(new_job))
+            or not storage.is_safe(name)
+            or not name.startswith(f"{folder.group(1)}/{new_job}/")
         ):
             raise BackupError(f"{where}: {record['file']!r} is outside job #{old_job}'s folders")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        first = target not in self._seen_files
-        with target.open("wb" if first else "ab") as out:
-            out.write(base64.b64decode(record["data"]))
+        first = name not in self._files
         if first:
-            self._seen_files.add(target)
-            self.written.append(target)
+            self._files[name] = self._scratch / str(len(self._files))
             self.counts["files"] += 1
+        with self._files[name].open("wb" if first else "ab") as out:
+            out.write(base64.b64decode(record["data"]))
 
     def _finish(self, end: dict, where: str) -> None:
         self._apply_fixups()

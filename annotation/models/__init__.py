@@ -36,8 +36,6 @@ from .evolution import (
 )
 from .jobs import (
     DELETE_CHUNK,
-    FILTER_DRY_RUN,
-    LABEL_IMPORT,
     LOST_IMPORT_ERROR,
     LOST_JOB_ERROR,
     MAX_IMPORT_RUNS,
@@ -154,8 +152,6 @@ __all__ = [
     "Proposal",
     "JobKind",
     "JobStatus",
-    "LABEL_IMPORT",
-    "FILTER_DRY_RUN",
     "LOST_JOB_ERROR",
     "MAX_IMPORT_RUNS",
     "RESUMED_MESSAGE",

@@ -4,13 +4,13 @@ result, and how a lost one is found and resumed."""
 from __future__ import annotations
 
 from datetime import timedelta
-from pathlib import Path
 
 from django.conf import settings
 from django.db import models, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from ..storage import EXPORTS, delete_folder, job_folder
 from .corpus import Conversation
 from .study import Study
 
@@ -24,6 +24,9 @@ class JobKind(models.TextChoices):
     # the rules drop (params: filter, apply; annotation/intake/coding_report.filter_study)
     FILTER = "filter"
     JUDGE = "judge"  # a machine judge's run over a group's cards (annotation/judges)
+    # a JSONL of labels imported (importers/annotations.py; params: files, create_members,
+    # judge). Until migration 0025, an IMPORT job with params["what"] = "annotations".
+    LABEL_IMPORT = "label_import"
 
 
 class JobStatus(models.TextChoices):
@@ -31,13 +34,6 @@ class JobStatus(models.TextChoices):
     RUNNING = "running"
     DONE = "done"
     FAILED = "failed"
-
-
-LABEL_IMPORT = "annotations"  # job.params["what"] of a label import (an IMPORT job)
-
-
-# job.params["what"] of the coding filter's dry run over a study (an IMPORT job that reads)
-FILTER_DRY_RUN = "filter_dry_run"
 
 
 LOST_JOB_ERROR = (
@@ -167,27 +163,19 @@ class Job(models.Model):
             heartbeat_at=self.heartbeat_at
         )
 
-    @property
-    def export_dir(self) -> Path:
-        """Where an export job writes its file (relative paths in result_file start here)."""
-        return Path(settings.MEDIA_ROOT) / "exports" / str(self.pk)
-
-    def discard_partial_output(self) -> None:
-        """Remove what a job stopped midway left behind: an export's temporary *.part file,
-        the conversations an import had committed batch by batch."""
-        if self.kind == JobKind.EXPORT and self.export_dir.is_dir():
-            for path in self.export_dir.iterdir():
-                if path.name.endswith(".part"):
-                    path.unlink(missing_ok=True)
+    def discard_partial_output(self) -> int:
+        """Remove what a job that failed or stopped midway left behind: the conversations an
+        import had committed batch by batch (how many: the number returned), an export's
+        stored file (an export is stored only when complete; a failed one keeps none)."""
+        if self.kind == JobKind.EXPORT:
+            delete_folder(job_folder(EXPORTS, self.pk))
         elif self.kind == JobKind.IMPORT:
-            self.remove_partial_import()
+            return self.remove_partial_import()
+        return 0
 
     @property
     def is_conversation_import(self) -> bool:
-        return self.kind == JobKind.IMPORT and self.params.get("what") not in (
-            LABEL_IMPORT,
-            FILTER_DRY_RUN,
-        )
+        return self.kind == JobKind.IMPORT
 
     @property
     def resumable(self) -> bool:
@@ -230,7 +218,8 @@ class Job(models.Model):
         self.result = result or {}
         self.result_file = result_file
         self.progress = self.total
-        self.save(update_fields=["status", "finished_at", "result", "result_file", "progress"])
+        fields = ["status", "finished_at", "result", "result_file", "progress", "total"]
+        self.save(update_fields=fields)
 
     def fail(self, error: str, result: dict | None = None, result_file: str = "") -> None:
         self.status, self.finished_at, self.error = JobStatus.FAILED, timezone.now(), error

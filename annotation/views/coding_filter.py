@@ -24,7 +24,7 @@ from ..intake.coding_filter import (
 )
 from ..intake.coding_report import bring_back_filtered
 from ..jobs import enqueue
-from ..models import FILTER_DRY_RUN, Conversation, Job, JobKind, SetAside, Study
+from ..models import Conversation, Job, JobKind, SetAside, Study
 from ..tasks import reap_lost_jobs, run_filter_study
 from .lead import IMPORT_FORMATS
 
@@ -85,9 +85,7 @@ def _rows(rules: dict) -> list[dict]:
 def _filter_jobs(study: Study, user) -> list[Job]:
     reap_lost_jobs()
     jobs = study.jobs.filter(
-        Q(kind=JobKind.FILTER)
-        | Q(kind=JobKind.IMPORT, params__what=FILTER_DRY_RUN)  # before the filter had a kind
-        | Q(kind=JobKind.IMPORT, params__filter="coding")
+        Q(kind=JobKind.FILTER) | Q(kind=JobKind.IMPORT, params__filter="coding")
     )
     return JobResults(user, study).shown(jobs.select_related("created_by")[:JOBS_SHOWN])
 

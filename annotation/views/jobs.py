@@ -33,7 +33,7 @@ from ..agreement.data import data_stamp
 from ..evolution import report_versions
 from ..exports import EXPORT_FORMATS, may_download
 from ..forms import AgreementForm, ExportForm, JobFilter, form_errors
-from ..jobs import NOT_BLIND_FOR_YOU, enqueue, result_path
+from ..jobs import NOT_BLIND_FOR_YOU, enqueue, open_result
 from ..models import Job, JobKind, JobStatus, Study
 from ..tasks import reap_lost_jobs, run_agreement, run_export
 
@@ -179,13 +179,13 @@ def job_download(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
         raise Http404("This job has no file to download")
     if not may_download(request.user, study, job.result):
         return HttpResponseForbidden(NOT_BLIND_FOR_YOU, content_type="text/plain; charset=utf-8")
-    path = result_path(job)
-    return FileResponse(path.open("rb"), as_attachment=True, filename=path.name)
+    stored, name = open_result(job)
+    return FileResponse(stored, as_attachment=True, filename=name)
 
 
 def _rejected_download(study: Study, job: Job) -> HttpResponse:
-    path = result_path(job)
+    stored, _ = open_result(job)
     name = f"{study.slug}-import-{job.pk}-rejected.txt"
-    response = FileResponse(path.open("rb"), as_attachment=True, filename=name)
+    response = FileResponse(stored, as_attachment=True, filename=name)
     response["Content-Type"] = "text/plain; charset=utf-8"
     return response

@@ -3,8 +3,6 @@ with get_study_for_lead, so a non-lead gets a 404 on pages, partials and POSTs a
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.paginator import Paginator
@@ -31,6 +29,7 @@ from ..models import (
     SetAside,
     Study,
 )
+from ..storage import IMPORTS, job_name
 from ..tasks import run_import
 from ..uploads import too_large
 from .jobs import recent_jobs
@@ -72,7 +71,7 @@ def conversations(request: HttpRequest, study: Study) -> HttpResponse:
     ctx = {
         "study": study,
         "counts": _conversation_counts(study),
-        "jobs": recent_jobs(study, request.user, [JobKind.IMPORT]),
+        "jobs": recent_jobs(study, request.user, [JobKind.IMPORT, JobKind.LABEL_IMPORT]),
         "page": Paginator(rows, CONVERSATIONS_PER_PAGE).get_page(request.GET.get("page")),
         "only_unassigned": only_unassigned,
         "groups": study.groups.all(),
@@ -112,7 +111,7 @@ def import_conversations(request: HttpRequest, study: Study) -> HttpResponse:
         if in_folder:
             # imported as a folder: files of no known format are skipped, not errors
             job.params["folder"] = {
-                "path": str(Path("imports", str(job.pk), "folder")),
+                "path": job_name(IMPORTS, job.pk, "folder"),
                 "files": save_uploads(job, in_folder, under="folder"),
             }
         job.save(update_fields=["params"])

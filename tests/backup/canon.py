@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from django.contrib.auth import get_user_model
+from django.core.files.storage import default_storage
 
 from annotation.backup import graph, jsonids
 from annotation.backup.dump import job_files
@@ -64,11 +65,16 @@ def canonical(slug: str) -> dict:
     out["users"] = [[u, d.isoformat(), a] for u, d, a in out["users"]]
     out["taxonomy"] = _taxonomy_rows(study, ref)
     out["files"] = [
-        [position["annotation.Job"][job], relative.split("/", 2)[2], path.read_bytes().hex()]
+        [position["annotation.Job"][job], relative.split("/", 2)[2], _read(relative).hex()]
         for job in ids["annotation.Job"]
-        for relative, path in job_files(job)
+        for relative in job_files(job)
     ]
     return out
+
+
+def _read(name: str) -> bytes:
+    with default_storage.open(name, "rb") as stored:
+        return stored.read()
 
 
 def _ids(label: str, study) -> list[int]:

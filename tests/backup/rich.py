@@ -2,15 +2,15 @@
 rows, with the awkward cases: a forward self reference (a tag merged into a later tag), a
 split conversation, labels carried through a taxonomy move (two versions), evidence spans,
 rounds, disputes, consensus, gold, proposals, open-sort board events naming a deleted board
-type, a job with ids in its params and a file in MEDIA_ROOT."""
+type, a job with ids in its params and a file in the storage."""
 
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 
 from annotation import models as m
 from taxonomy.models import Axis, Category, Taxonomy, TaxonomyVersion, Type
@@ -303,9 +303,8 @@ def build(slug: str = "rich") -> m.Study:
         score=0.75,
         evidence={"turns": [0, 1], "quotes": ["x"]},
     )
-    folder = Path(settings.MEDIA_ROOT) / "imports" / str(job.pk)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "rejected.txt").write_bytes(b"a.jsonl:1: bad\n" * 100)
+    rejected = ContentFile(b"a.jsonl:1: bad\n" * 100)
+    default_storage.save(f"imports/{job.pk}/rejected.txt", rejected)  # wherever files are kept
     m.Job.objects.filter(pk=job.pk).update(
         result_file=f"imports/{job.pk}/rejected.txt",
         params={"files": [{"path": f"imports/{job.pk}/1-a.jsonl", "name": "a.jsonl"}]},

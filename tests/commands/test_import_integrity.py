@@ -15,7 +15,6 @@ from django.db import DataError
 
 from annotation.importers.annotations import import_annotations
 from annotation.models import (
-    LABEL_IMPORT,
     Annotation,
     Assignment,
     Group,
@@ -119,8 +118,8 @@ def test_a_label_import_job_that_imports_nothing_leaves_nothing(tmp_path, study,
     settings.MEDIA_ROOT = tmp_path
     write(tmp_path / "a.jsonl", rec("dora", round=2), rec("emil", round=2))
     files = [{"path": "a.jsonl", "name": "mine.jsonl"}]
-    params = {"what": LABEL_IMPORT, "files": files, "create_members": True}
-    job = Job.objects.create(study=study, kind=JobKind.IMPORT, params=params)
+    params = {"files": files, "create_members": True}
+    job = Job.objects.create(study=study, kind=JobKind.LABEL_IMPORT, params=params)
     before = everything()
 
     run_label_import(job.pk)

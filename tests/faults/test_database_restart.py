@@ -22,6 +22,8 @@ from pathlib import Path
 import psycopg2
 import pytest
 
+from tests import slow_worker
+
 from .conftest import ROOT, app_env, free_port, log_tail, wait_until, worker_command
 
 pytestmark = pytest.mark.postgres  # with Redis, as production; the cluster is its own
@@ -173,8 +175,9 @@ def test_gunicorn_serves_the_first_request_after_a_restart_and_fails_fast_during
 def test_a_job_running_across_a_restart_fails_with_its_reason_and_the_worker_carries_on(
     app, own_cluster, processes
 ):
-    env = dict(app, CARDSORT_TEST_EXPORT_DELAY="0.05")  # 200 rows: about 10 s
-    worker = processes.start("worker", worker_command(f"restart-{uuid.uuid4().hex[:6]}@%h"), env)
+    command = worker_command(f"restart-{uuid.uuid4().hex[:6]}@%h")
+    # 200 rows: about 10 s
+    worker = processes.start("worker", slow_worker.worker_command(0.05, command), app)
     job_id = int(run(app, "shell", "-c", QUEUE_EXPORT).split()[-1])
 
     def running() -> bool:

@@ -20,6 +20,7 @@ from django.urls import reverse
 
 from annotation.models import Annotation, Conversation, Job, JobKind, JobStatus, Kind, Role, Turn
 from annotation.tasks import run_export, run_import
+from tests import slow_worker
 from tests.factories import make_conversation, make_group, make_study, make_user
 
 from .conftest import app_env, log_tail, pool_children, wait_until, worker_command
@@ -110,10 +111,10 @@ def labelled_study():
 def test_a_killed_pool_process_gives_its_export_back_and_the_worker_runs_it_again(
     processes, media, labelled_study
 ):
-    env = app_env(
-        database_url(), settings.DATA_DIR, CARDSORT_TEST_EXPORT_DELAY="0.05"
-    )  # 200 rows: about 10 s
-    worker = processes.start("worker", worker_command(f"pool-{uuid.uuid4().hex[:6]}@%h"), env)
+    env = app_env(database_url(), settings.DATA_DIR)
+    command = worker_command(f"pool-{uuid.uuid4().hex[:6]}@%h")
+    # 200 rows: about 10 s
+    worker = processes.start("worker", slow_worker.worker_command(0.05, command), env)
     job = Job.objects.create(
         study=labelled_study, kind=JobKind.EXPORT, params={"format": "csv", "raw": False}
     )
@@ -127,7 +128,8 @@ def test_a_killed_pool_process_gives_its_export_back_and_the_worker_runs_it_agai
     children = pool_children(worker)
     assert len(children) == 1, children
     os.kill(children[0], signal.SIGKILL)  # the OOM killer's way: the pool process only
-    assert not (job.export_dir / "exported-gold.csv").exists()
+    folder = Path(settings.MEDIA_ROOT) / "exports" / str(job.pk)
+    assert not (folder / "exported-gold.csv").exists()
 
     wait_until(lambda: Job.objects.get(pk=job.pk).is_finished, 180, "the re-run export", worker)
     job.refresh_from_db()
@@ -135,5 +137,5 @@ def test_a_killed_pool_process_gives_its_export_back_and_the_worker_runs_it_agai
     assert "WorkerLostError" in Path(worker.log_path).read_text(), "the kill was seen"
     lines = (Path(settings.MEDIA_ROOT) / job.result_file).read_text().splitlines()
     assert len(lines) == 1 + 200 and job.result["rows"] == 200
-    assert [p.name for p in job.export_dir.iterdir()] == ["exported-gold.csv"], "no *.part left"
+    assert [p.name for p in folder.iterdir()] == ["exported-gold.csv"], "nothing else stored"
     assert worker.poll() is None, "the worker itself lives on"

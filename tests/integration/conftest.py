@@ -13,6 +13,8 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
+from tests import slow_worker
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -26,13 +28,14 @@ def _database_url() -> str:
 
 @pytest.fixture
 def start_worker(tmp_path, media):
-    """start_worker(**env) -> a worker process; every one started is stopped at the end."""
+    """start_worker(slow_exports=0, **env) -> a worker process; every one started is stopped
+    at the end. `slow_exports` (seconds): its exports sleep that long after each row
+    (tests/slow_worker.py), so a test can kill it mid-export."""
     assert not connection.settings_dict["NAME"].startswith("file:memorydb"), "needs a file DB"
     procs = []
 
-    def start(**extra_env: str) -> subprocess.Popen:
+    def start(slow_exports: float = 0, **extra_env: str) -> subprocess.Popen:
         env = dict(os.environ)
-        env.pop("CARDSORT_TEST_EXPORT_DELAY", None)
         env.update(
             DATABASE_URL=_database_url(),
             CELERY_BROKER_URL=settings.CELERY_BROKER_URL,
@@ -41,8 +44,12 @@ def start_worker(tmp_path, media):
             **extra_env,
         )
         log = open(tmp_path / f"worker-{len(procs)}.log", "w")
+        command = [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo"]
+        command += ["-l", "INFO"]
+        if slow_exports:
+            command = slow_worker.worker_command(slow_exports, command)
         proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "-l", "INFO"],
+            command,
             cwd=ROOT,
             env=env,
             stdout=log,

@@ -3,8 +3,8 @@ embedded default, Redis when CELERY_BROKER_URL says so), and what happens when t
 is SIGKILLed in the middle of an export: no file that looks finished, the job reaped as
 failed, its temporary file removed, and a fresh worker exports again.
 
-The export is slowed down with CARDSORT_TEST_EXPORT_DELAY (seconds per row, read by
-run_export only) so the kill lands mid-export whatever the machine's speed."""
+The export is slowed down by starting that worker through tests/slow_worker.py (seconds per
+row) so the kill lands mid-export whatever the machine's speed."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def test_a_real_worker_runs_an_agreement_job(start_worker, labelled_study):
 def test_a_killed_export_leaves_no_file_and_is_reaped_then_a_new_worker_exports(
     start_worker, labelled_study, media
 ):
-    slow = start_worker(CARDSORT_TEST_EXPORT_DELAY="0.05")  # 200 rows: ~10 s
+    slow = start_worker(slow_exports=0.05)  # 200 rows: ~10 s
     job = Job.objects.create(
         study=labelled_study, kind=JobKind.EXPORT, params={"format": "csv", "raw": False}
     )
@@ -86,14 +86,15 @@ def test_a_killed_export_leaves_no_file_and_is_reaped_then_a_new_worker_exports(
     slow.kill()  # SIGKILL: no cleanup runs in the worker
     slow.wait(timeout=10)
 
-    target = job.export_dir / "live-gold.csv"
+    folder = media / "exports" / str(job.pk)
+    target = folder / "live-gold.csv"
     assert not target.exists()
     job.refresh_from_db()
     assert job.status == JobStatus.RUNNING  # nobody knows yet
     assert reap_lost_jobs(older_than=0) == 1
     job.refresh_from_db()
     assert (job.status, job.error) == (JobStatus.FAILED, LOST_JOB_ERROR)
-    assert not list(job.export_dir.iterdir()), "the temporary *.part file is gone"
+    assert not folder.exists() or not list(folder.iterdir()), "nothing stored of it"
 
     fresh = start_worker()
     again = Job.objects.create(

@@ -107,11 +107,12 @@ def test_a_redelivered_message_for_an_ended_job_writes_nothing(study, labelled, 
 def test_a_job_left_running_by_a_lost_worker_runs_again_cleanly(study, labelled, media):
     job = Job.objects.create(study=study, kind=JobKind.EXPORT, params={"format": "csv"})
     job.start()
-    job.export_dir.mkdir(parents=True)
-    stale = job.export_dir / ".s1-gold.csv.abc123.part"
+    stale = media / "exports" / str(job.pk) / "s1-gold.csv"
+    stale.parent.mkdir(parents=True)
     stale.write_text("half a fi")
     run_export(job.pk)  # redelivered before anyone reaped the job
     job.refresh_from_db()
     assert job.status == JobStatus.DONE
-    assert not stale.exists()
+    assert job.result_file == f"exports/{job.pk}/s1-gold.csv", "the same name, replaced"
+    assert [p.name for p in stale.parent.iterdir()] == ["s1-gold.csv"]
     assert len(pd.read_csv(media / job.result_file)) == 6

@@ -348,12 +348,13 @@ def test_the_intake_steps_leave_an_unfinished_import_alone(study, half_imported)
     assert Conversation.objects.filter(set_aside="").count() == 1
 
 
-def test_a_lost_filter_dry_run_is_failed_not_resumed_as_an_import(study, settings):
-    """The coding filter's dry run is an IMPORT job that writes nothing and has no files: a
-    lost one is marked failed, never queued again as a conversation import."""
-    from annotation.models import FILTER_DRY_RUN
-
-    job = Job.objects.create(study=study, kind=JobKind.IMPORT, params={"what": FILTER_DRY_RUN})
+@pytest.mark.parametrize("kind", [JobKind.FILTER, JobKind.LABEL_IMPORT])
+def test_a_lost_filter_dry_run_or_label_import_is_failed_not_resumed(study, settings, kind):
+    """The coding filter's dry run writes nothing and has no files, a label import commits
+    its batches and is started again by hand: a lost one is marked failed, never queued
+    again as a conversation import."""
+    params = {"filter": "coding", "apply": False} if kind == JobKind.FILTER else {"files": []}
+    job = Job.objects.create(study=study, kind=kind, params=params)
     job.start()
     stale = timezone.now() - timedelta(minutes=10)
     Job.objects.filter(pk=job.pk).update(heartbeat_at=stale)

@@ -8,6 +8,8 @@ from datetime import timedelta
 from types import SimpleNamespace
 
 import pytest
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.urls import reverse
 from django.utils import timezone
 
@@ -35,12 +37,12 @@ def running(study, kind=JobKind.EXPORT, seconds_ago=0, **fields) -> Job:
     return job
 
 
-def test_it_fails_a_lost_export_and_removes_its_temporary_file(study, media, settings):
+def test_it_fails_a_lost_export_and_removes_what_it_stored(study, media, settings):
     settings.JOB_LOST_SECONDS = 120
     lost = running(study, seconds_ago=300)
-    lost.export_dir.mkdir(parents=True)
-    part = lost.export_dir / ".s1-gold.csv.x1y2.part"
-    part.write_text("turn,labels\n1,")
+    name = default_storage.save(f"exports/{lost.pk}/s1-gold.csv", ContentFile(b"turn,labels\n1,"))
+    part = media / name
+    assert part.exists()
     fresh = running(study, seconds_ago=5)
     queued = Job.objects.create(study=study, kind=JobKind.EXPORT)
     queued.created_at = timezone.now() - timedelta(hours=1)

@@ -271,11 +271,8 @@ def test_it_imports_annotations_as_a_job_and_lists_the_refused_records(
         )
     assert response.status_code == 302
     job = Job.objects.get()
-    assert (job.kind, job.status, job.params["what"]) == (
-        JobKind.IMPORT,
-        JobStatus.DONE,
-        "annotations",
-    )
+    assert (job.kind, job.status) == (JobKind.LABEL_IMPORT, JobStatus.DONE)
+    assert "what" not in job.params
     assert (job.result["imported"], job.result["rejected"]) == (3, 1)
     # the three were seated before the first label: fay's differing label disputes the card
     assert conversation.turns.get(index=1).states.get().status == "disputed"

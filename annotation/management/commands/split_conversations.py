@@ -12,9 +12,7 @@ usable answer, or a file given is not usable (every bad line named `file:line: f
 
 from __future__ import annotations
 
-import threading
 import time
-from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
@@ -32,6 +30,7 @@ from annotation.intake.llm import (
 from annotation.intake.split_run import APPLY, ParamsError, SplitParams, execute
 from annotation.management.study_command import StudyCommand
 from annotation.models import RESUMED_MESSAGE, Job, JobKind, JobStatus
+from annotation.tasks import heartbeat
 
 PRINT_EVERY_SECONDS = 2.0
 
@@ -169,28 +168,8 @@ def _read(path: str, option: str, limit: int) -> bytes:
     return file.read_bytes()
 
 
-@contextmanager
 def _heartbeat(job: Job):
-    """Beat from a thread while the job runs here, so the pages do not take it for lost
-    during a slow request; not inside a transaction (a test's), where a second connection
-    would only wait."""
-    if connection.in_atomic_block:
-        yield
-        return
-    stop = threading.Event()
-    every = max(1.0, min(15.0, settings.JOB_LOST_SECONDS / 4))
-
-    def beat() -> None:
-        try:
-            while not stop.wait(every):
-                job.beat()
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=beat, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
+    """Beat while the job runs here, so the pages do not take it for lost during a slow
+    request; not inside a transaction (a test's), where a second connection would only
+    wait."""
+    return heartbeat(job, not connection.in_atomic_block)
