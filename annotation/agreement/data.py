@@ -25,7 +25,7 @@ Judges (e.g. an LLM judge) never vote: they are left out of the report and the e
 compared with the gold only; `judge_annotators` names them. With judge runs (run_judge), a
 round-1 result has a `judges` section (judge_data.py: the runs' scores against the gold,
 the annotators beside them, the runs against each other, curves and dev/test thresholds).
-Both are the leads' alone: access.report_for removes them, and each judge's row of
+Both are the leads' alone: access.report_result removes them, and each judge's row of
 `versus_consensus`, from anyone else's copy.
 
 Consensus: each group has its own on a shared card. The report's `consensus` (for
@@ -419,7 +419,7 @@ def compute_study_report(
     """The study's agreement report of `round`, every axis, with the report page's extras,
     on the study's taxonomy version or an old `version` it moved away from, and, when the
     study has judge runs, their scores (`judges`, judge_data.py; lead-only: access.py
-    `report_for`; `dev_share` splits the conversations for a scored judge's threshold).
+    `report_result`; `dev_share` splits the conversations for a scored judge's threshold).
     `progress(done, total, message)` is told before each step."""
     version, move = _view(study, version)
     codes = axis_codes(study, version)
@@ -475,7 +475,7 @@ def compute_study_report(
     )
     if judges is not None:
         out["judges"] = judges
-    if data.judge.any():  # who of versus_consensus is a judge (lead-only: access.report_for)
+    if data.judge.any():  # who of versus_consensus is a judge (lead-only: access.report_result)
         out["judge_annotators"] = sorted(
             {data.annotators[i] for i in np.unique(data.annotator[data.judge]).tolist()}
         )

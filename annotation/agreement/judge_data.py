@@ -7,7 +7,7 @@ run a precision-recall curve per type and a threshold chosen on a development sp
     judges_section(study, data, *, n_boot, seed, dev_share) -> dict | None
 
 None when the study has no judge run of cards (planned runs, a dry run's estimate, and runs
-of episodes are left out). The section is lead-only: access.report_for removes it, and
+of episodes are left out). The section is lead-only: access.report_result removes it, and
 every judge's row of `versus_consensus`, from whatever a moderator reads.
 
 A run's cards: every card of the conversations it read (a conversation with a label of the

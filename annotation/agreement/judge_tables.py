@@ -2,7 +2,7 @@
 in the report's one spec (spec.py): the downloads (CSV, Markdown, LaTeX, the command's
 summary) print them under the axis, the page in its judges panel (output JUDGES, never the
 axis's blocks), both from the same Tables. They exist only in a lead's copy of the result
-(access.report_for removes the section from anyone else's).
+(access.report_result removes the section from anyone else's).
 
 CSV scopes: "judge" (a run against a reference: `name` the run, e.g. "code-rollback@1
 (run 4)", the row's scope "judge-consensus" or "judge-gold"), "judge-ceiling" (an annotator

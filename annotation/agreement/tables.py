@@ -42,7 +42,7 @@ def report_spec(
     # the taxonomy's order, not the stored result's: PostgreSQL's jsonb keeps an object's
     # keys sorted by length (the report showed Cause before Symptom)
     order = [a for a in taxonomy if a in axes] + [a for a in axes if a not in taxonomy]
-    judges = result.get("judges")  # a lead's copy only (access.report_for)
+    judges = result.get("judges")  # a lead's copy only (access.report_result)
     return [
         AxisSpec(
             axis,
