@@ -2,8 +2,9 @@
 endpoint (http.server in a thread): the lead asks the report page's Machine judges panel
 for a dry run's estimate, then starts an `llm-annotate` run, watches its progress come to
 done and reads the run on the report; an annotator of the same group finds nothing of it
-on any page she can open. (The judge's scores with intervals beside the annotators' are the
-scores table's, issue 22 point 5: it lands in the panel's marked place.)"""
+on any page she can open. Once the agreement is computed, the lead reads the judge's scores
+against the gold with their intervals, the annotators' own beside them (issue 22 point 5),
+and the annotator, whose cards are agreed, reads a report with nothing of the judge."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import JudgeRun
-from annotation.tasks import run_judge
+from annotation.tasks import run_agreement, run_judge
 from tests.browser.pages import htmx_ready
 from tests.factories import label, make_conversation, make_group
 from tests.model_stub import StubServer
@@ -61,15 +62,20 @@ def queued(monkeypatch) -> list[int]:
     """The judge job the panel starts: the test runs it (no worker here)."""
     jobs: list[int] = []
     monkeypatch.setattr(run_judge, "delay", jobs.append)
+    monkeypatch.setattr(run_agreement, "delay", jobs.append)
     return jobs
 
 
 def test_the_lead_runs_a_judge_and_the_annotator_sees_nothing_of_it(
-    browser, live_server, study, lead, alice, stub_endpoint, queued
+    browser, live_server, study, lead, alice, bob, stub_endpoint, queued
 ):
-    group = make_group(study, "g1", annotators=[alice])
+    group = make_group(study, "g1", annotators=[alice, bob])
     turns = list(make_conversation(study, "c1", n_turns=3, group=group).turns.order_by("index"))
-    label(turns[0], alice, "ambiguous_instruction", note="alice-note")
+    # alice and bob agree on every card: the consensus is the gold the judge is scored against
+    for who in (alice, bob):
+        label(turns[0], who, "code_rollback", note=f"{who.username}-note")
+        label(turns[1], who)
+        label(turns[2], who, "ambiguous_instruction")
 
     context, page, errors = log_in(browser, live_server, "lead")
     page.goto(f"{live_server.url}/s/{study.slug}/report/")
@@ -100,6 +106,20 @@ def test_the_lead_runs_a_judge_and_the_annotator_sees_nothing_of_it(
     assert len(stub_endpoint.bodies) == 3
     page.reload()
     assert run.user.username in page.locator("#judges").inner_text()
+
+    # the agreement computed from the study page's jobs panel: the scores with intervals
+    page.goto(f"{live_server.url}/s/{study.slug}/")
+    page.get_by_role("button", name="Compute agreement").click()
+    page.wait_for_function("() => document.body.innerText.includes('Agreement, round 1')")
+    (_, agreement_job) = queued
+    run_agreement.apply(args=[agreement_job])
+    page.goto(f"{live_server.url}/s/{study.slug}/report/")
+    scores = page.locator("#judge-scores")
+    text = scores.inner_text()
+    assert run.user.username in text and "alice" in text and "bob" in text
+    # every figure with its 95% interval: "[low, high]" beside the point estimate
+    assert text.count("[") >= 3, text
+    assert page.locator("#judge-scores svg").count() >= 1  # a precision-recall curve
     context.close()
     assert errors == []
 
