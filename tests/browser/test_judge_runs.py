@@ -114,12 +114,13 @@ def test_the_lead_runs_a_judge_and_the_annotator_sees_nothing_of_it(
     (_, agreement_job) = queued
     run_agreement.apply(args=[agreement_job])
     page.goto(f"{live_server.url}/s/{study.slug}/report/")
-    scores = page.locator("#judge-scores")
+    scores = page.locator("#judges-gold")
     text = scores.inner_text()
-    assert run.user.username in text and "alice" in text and "bob" in text
+    assert f"{run.judge}@{run.version} (run {run.pk})" in text
+    assert "alice (annotator)" in text and "bob (annotator)" in text
     # every figure with its 95% interval: "[low, high]" beside the point estimate
     assert text.count("[") >= 3, text
-    assert page.locator("#judge-scores svg").count() >= 1  # a precision-recall curve
+    assert page.locator("#judges-gold svg").count() >= 1  # a precision-recall curve
     context.close()
     assert errors == []
 
