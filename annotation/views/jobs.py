@@ -30,7 +30,6 @@ from django.views.decorators.http import require_GET
 
 from ..access import JobResults, get_job_for_lead, lead_page, lead_post
 from ..agreement.data import data_stamp
-from ..evolution import report_versions
 from ..exports import EXPORT_FORMATS, may_download
 from ..forms import AgreementForm, ExportForm, JobFilter, form_errors
 from ..jobs import NOT_BLIND_FOR_YOU, enqueue, result_path
@@ -90,7 +89,7 @@ def jobs_panel_context(study: Study, user, params: QueryDict | None = None) -> d
         "job_filter": job_filter,
         "jobs_query": urlencode({"kind": kind}) if kind else "",
         "job_rounds": _rounds(study),
-        "job_versions": report_versions(study),
+        "job_versions": study.report_versions(),
         "export_formats": EXPORT_FORMATS,
         "report_url": reverse("report", args=[study.slug]),
     }
