@@ -25,6 +25,7 @@ from django.db import transaction
 from taxonomy.models import TaxonomyVersion, Type
 
 from .. import conversation_keys
+from ..db.sql import in_list, query_rows
 from ..limits import check_length
 from ..models import (
     Assignment,
@@ -36,7 +37,6 @@ from ..models import (
     Study,
     Turn,
 )
-from ..sql import in_list, query_rows
 from .label_batch import LabelItem, write_batch
 from .label_seats import LabelRecordError, Seating
 
