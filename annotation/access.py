@@ -17,6 +17,7 @@ from .models import (
     Annotation,
     CardState,
     CardStatus,
+    Comment,
     Group,
     Job,
     JobKind,
@@ -290,6 +291,24 @@ def get_card_for_discussion(
         raise Http404("No such card")
     decider = may_decide(user, role, group)
     return DiscussionCard(turn, group, state, is_annotator, is_moderator, role, decider)
+
+
+def card_comments(card: DiscussionCard):
+    """The group's thread on the card (groups sharing a card discuss apart)."""
+    return Comment.objects.filter(turn=card.turn, group=card.group).select_related("author")
+
+
+def group_annotations(card: DiscussionCard):
+    """The cross-group blinding rule: the card's labels as the group sees them, everyone's
+    but those of people who label it in another group sharing the card (their round 1 is
+    theirs to keep blind). The discussion page and the API's discussion both read this."""
+    others = Group.objects.filter(assignments__conversation_id=card.turn.conversation_id).exclude(
+        pk=card.group.pk
+    )
+    outsiders = set(
+        others.filter(annotators__isnull=False).values_list("annotators", flat=True)
+    ) | set(others.filter(judges__isnull=False).values_list("judges", flat=True))
+    return Annotation.objects.filter(turn=card.turn).exclude(annotator__in=outsiders)
 
 
 def _pick_group(
