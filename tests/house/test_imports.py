@@ -54,3 +54,27 @@ def test_a_broken_contract_fails_the_run(broken_tree):
     run = lint_imports(broken_tree)
     assert run.returncode != 0
     assert "annotation.api is not allowed to import annotation.models" in run.stdout
+
+
+def test_the_cycle_contract_finds_a_lazy_import_cycle(tmp_path):
+    """The `no-cycles` contract's kind (acyclic_siblings) on a package of three modules whose
+    cycle closes inside a function: a lazy import hides a cycle, it does not remove it."""
+    package = tmp_path / "cyclic"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from . import b\n")
+    (package / "b.py").write_text("from . import c\n")
+    (package / "c.py").write_text("def later():\n    from . import a\n")
+    text = (ROOT / ".importlinter").read_text(encoding="utf-8")
+    cycles = text[text.index("[importlinter:contract:no-cycles]") :].split("\n\n")[0]
+    cycles = cycles.replace("    annotation\n    taxonomy\n    config\n", "    cyclic\n")
+    cycles = cycles.replace("skip_descendants =\n    annotation.models", "")
+    config = tmp_path / "contracts.ini"
+    config.write_text(f"[importlinter]\nroot_packages =\n    cyclic\n\n{cycles}\n")
+    exe = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    run = subprocess.run(
+        [exe, str(config), "--no-cache"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert run.returncode != 0, run.stdout
+    assert "No cycles are allowed in cyclic" in run.stdout
+    assert "- .c -> .a (1 import)" in run.stdout
