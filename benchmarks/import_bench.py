@@ -286,7 +286,7 @@ def _copy_floor(study_id: int) -> dict:
     clone.pk, clone.slug = None, "copy-floor"
     clone.save()
     cols = (
-        "external_id, source_format, source_file, source_line, system_prompt, preamble, "
+        "external_id, key, source_format, source_file, source_line, system_prompt, preamble, "
         "metadata, n_turns, created_at, fingerprint, import_job_id"
     )
     turn_cols = '"index", user_text, reply_text, reply_parts, reply_empty, reply_missing, metadata'
