@@ -17,6 +17,7 @@ from .models import (
     Annotation,
     CardState,
     CardStatus,
+    Comment,
     Group,
     Job,
     JobKind,
@@ -304,6 +305,24 @@ def get_card_for_discussion(
         raise Http404("No such card")
     decider = may_decide(user, role, group)
     return DiscussionCard(turn, group, state, is_annotator, is_moderator, role, decider)
+
+
+def card_comments(card: DiscussionCard):
+    """The group's thread on the card (groups sharing a card discuss apart)."""
+    return Comment.objects.filter(turn=card.turn, group=card.group).select_related("author")
+
+
+def group_annotations(card: DiscussionCard):
+    """The cross-group blinding rule: the card's labels as the group sees them, everyone's
+    but those of people who label it in another group sharing the card (their round 1 is
+    theirs to keep blind), and never a judge's, of any group (a machine judge never votes
+    and never reaches annotators or moderators; the leads read the judges on the report).
+    The discussion page and the API's discussion both read this."""
+    groups = Group.objects.filter(assignments__conversation_id=card.turn.conversation_id)
+    others = groups.exclude(pk=card.group.pk)
+    outsiders = set(others.filter(annotators__isnull=False).values_list("annotators", flat=True))
+    judges = set(groups.filter(judges__isnull=False).values_list("judges", flat=True))
+    return Annotation.objects.filter(turn=card.turn).exclude(annotator__in=outsiders | judges)
 
 
 def _pick_group(

@@ -214,3 +214,11 @@ def span_at_index(card, given: dict, quote: str) -> tuple[EvidenceSpan, str]:
         )
     span = EvidenceSpan(turn_id, given["part"], given["start"], given["end"])
     return span, check_span(card, span, quote)
+
+
+def card_provider(card) -> dict:
+    """The card page's provider (annotation/card): the evidence box, from the input sent
+    back or from the user's own stored label."""
+    if card.form is not None:
+        return from_form(card.turn, card.form)
+    return shown(card.mine)

@@ -9,7 +9,6 @@ from taxonomy.models import Axis, Type
 
 from .actions.studies import DEFAULT_PRESET, preset_names
 from .evidence import EvidenceError, EvidenceSpan, check_span
-from .evolution import report_versions
 from .exports import EXPORT_FORMATS
 from .intake.llm import MAX_EXAMPLES_BYTES, MAX_PROMPT_CHARS, ExamplesError, read_examples
 from .limits import TextLimit
@@ -195,7 +194,7 @@ class AgreementForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["round"].choices = [(r, r) for r in range(1, study.discussion_rounds + 2)]
         self.fields["version"].choices = [("", "")] + [
-            (v.pk, str(v)) for v in report_versions(study)
+            (v.pk, str(v)) for v in study.report_versions()
         ]
 
 

@@ -66,3 +66,9 @@ def key_changes(study: Study, user, types: Sequence[Type]) -> list[str]:
         elif was.name != now.name:
             out.append(f"{key}: {was.name} is now called {now.name}")
     return out
+
+
+def card_provider(card) -> dict:
+    """The card page's provider (annotation/card): the keys changed since the user's last
+    card."""
+    return {"key_changes": key_changes(card.study, card.user, card.types)}

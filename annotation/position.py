@@ -102,3 +102,16 @@ def position(study, user, turn: Turn | None = None) -> Position:
         cursor.execute(_sql(neighbours=turn is not None), params)
         row = cursor.fetchone()
     return Position(*row)  # the columns in the order of the fields
+
+
+def card_provider(card) -> dict:
+    """The card page's provider (annotation/card): where the card stands among the user's
+    cards (progress, its place, its neighbours)."""
+    at = position(card.study, card.user, card.turn)
+    return {
+        "done": at.done,
+        "total": at.total,
+        "position": at.before + card.turn.index,
+        "prev_id": at.prev_id,
+        "next_id": at.next_id,
+    }

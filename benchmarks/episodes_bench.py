@@ -77,7 +77,7 @@ def worker(conversations: Path, episodes: Path) -> dict:
     django.setup()
     from django.core.management import call_command
 
-    from annotation.episodes.importer import import_episodes
+    from annotation.importers.episodes import import_episodes
     from annotation.importers import import_files
     from annotation.models import EvidenceQuote, Study
     from taxonomy.models import Taxonomy

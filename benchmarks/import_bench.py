@@ -12,7 +12,8 @@ to the floor: the same rows (conversations + turns, fingerprints and job include
 with a bare COPY into the same tables. The import runs as an import job does (a Job, its
 conversations carrying it, the fingerprint check on). `--without-fingerprints` runs the
 COPY writer a second time with the fingerprint check off, to show what it costs;
-`--without-thread` runs it again without its writer thread (writer.THREADED).
+`--without-thread` runs it again without its writer thread (annotation/db/options.py:
+WriterOptions, passed to import_files).
 
 Memory: the peak resident set size growth during the import (ru_maxrss delta, not
 tracemalloc, which would slow the import down several times), and the RSS sampled at every
@@ -223,14 +224,16 @@ def _maxrss_mb() -> float:
 def _import(
     study_slug: str, path: Path, use_copy: bool | None, fingerprints: bool, thread: bool = True
 ) -> dict:
+    from annotation.db.options import WriterOptions
     from annotation.importers import import_files
-    from annotation.importers import writer as writer_module
     from annotation.models import Job, JobKind, Study
     from taxonomy.models import Taxonomy
 
-    writer_module.USE_COPY = use_copy
-    writer_module.CHECK_FINGERPRINTS = fingerprints
-    writer_module.THREADED = None if thread else False
+    options = WriterOptions.for_connection(
+        copy=use_copy,
+        thread=None if thread else False,
+        check_fingerprints=fingerprints,
+    )
     study = Study.objects.create(
         slug=study_slug,
         name=study_slug,
@@ -245,7 +248,7 @@ def _import(
 
     rss_before, maxrss_before = _rss_mb(), _maxrss_mb()
     started = time.perf_counter()
-    report = import_files(study, [path], progress=progress, job=job)
+    report = import_files(study, [path], progress=progress, job=job, writer_options=options)
     seconds = time.perf_counter() - started
 
     def rss_at(fraction: float) -> float:
@@ -283,7 +286,7 @@ def _copy_floor(study_id: int) -> dict:
     clone.pk, clone.slug = None, "copy-floor"
     clone.save()
     cols = (
-        "external_id, source_format, source_file, source_line, system_prompt, preamble, "
+        "external_id, key, source_format, source_file, source_line, system_prompt, preamble, "
         "metadata, n_turns, created_at, fingerprint, import_job_id"
     )
     turn_cols = '"index", user_text, reply_text, reply_parts, reply_empty, reply_missing, metadata'

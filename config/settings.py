@@ -298,7 +298,7 @@ LOGGING = {
 # address), or from one address (whatever the usernames), lock that username or address out
 # for AXES_COOLOFF_MINUTES; a successful login clears the failures of its user and address.
 # Behind proxies, LOGIN_PROXY_COUNT=1 (one proxy that appends to X-Forwarded-For) counts the
-# client's address rather than the proxy's (config/lockout.py).
+# client's address rather than the proxy's (annotation/accounts/addresses.py).
 AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 10)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("AXES_COOLOFF_MINUTES", 15))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
@@ -308,7 +308,7 @@ AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 # the login page says why and when to come back (429, Retry-After)
 AXES_LOCKOUT_CALLABLE = "config.lockout.lockout_response"
 LOGIN_PROXY_COUNT = env_int("LOGIN_PROXY_COUNT", 0)
-AXES_CLIENT_IP_CALLABLE = "config.lockout.client_address"
+AXES_CLIENT_IP_CALLABLE = "annotation.accounts.addresses.client_address"
 # Password reset requests an hour: from one address (past it, 429) and mails to one email
 # address (past it, the same "check your email" page and no mail): annotation/accounts/
 # reset_limits.py

@@ -270,7 +270,7 @@ class TaxonomyVersion(models.Model):
                 raise ValueError("a new type needs a name")
             if name in created:
                 raise ValueError(f"two new types are named {name!r}")
-            code = _free_code(name, used_codes)
+            code = free_code(name, used_codes)
             used_codes.add(code)
             hotkey = fresh_key(hotkeys, retired)
             hotkeys.add(hotkey)
@@ -378,7 +378,9 @@ def _plan_changes(
 PROPOSED_CATEGORY = "Proposed"
 
 
-def _free_code(name: str, used: set[str]) -> str:
+def free_code(name: str, used: set[str]) -> str:
+    """A type code for `name` not in `used`: its slug (underscores), numbered on a clash;
+    a derived version's new types and the open sort's frozen types take theirs here."""
     base = slugify(name).replace("-", "_")[:90] or "proposed_type"
     code, n = base, 1
     while code in used:

@@ -2,7 +2,7 @@
 address names, so unlimited it is a way to flood a member's inbox, or to hammer the mail
 server from one address.
 
-- Per address asking (config/lockout.client_address, the one the login limits count):
+- Per address asking (addresses.client_address, the one the login limits count):
   PASSWORD_RESET_PER_ADDRESS requests an hour; past it the page answers 429 with
   Retry-After and sends nothing.
 - Per email address: at most PASSWORD_RESET_PER_EMAIL mails an hour; past it the page says
@@ -23,8 +23,7 @@ from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 
-from config.lockout import client_address
-
+from .addresses import client_address
 from .forms import ResetForm
 
 WINDOW = 3600  # seconds

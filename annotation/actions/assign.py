@@ -9,11 +9,12 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from django.db import transaction
 from django.db.models import Count, Sum
 from django.db.models.functions import Coalesce
 
 from .. import conversation_keys
-from ..models import Conversation, Group, SetAside, Study
+from ..models import Conversation, Group, Role, SeatConflict, SetAside, Study
 
 WHY_SET_ASIDE = dict(SetAside.choices)
 
@@ -218,3 +219,38 @@ def find_listed(
         else:
             ids.append(in_set[0].pk)
     return ids, sorted(errors)
+
+
+HOW = ("count", "selection", "calibration")
+
+
+def assign_as_asked(
+    user,
+    study: Study,
+    groups: list[Group],
+    how: str,
+    *,
+    count: int | None = 0,
+    seed: int | None = None,
+    conversations: list[int] | None = None,
+) -> Assigned:
+    """The lead's assignment from the conversations page, in one transaction: `count`
+    conversations drawn at random with `seed` ("count"), the `conversations` selected as a
+    calibration set shared with every group ("calibration"), or the selected ones that no
+    group has yet ("selection"). AssignRefused, nothing assigned, for a user who does not lead
+    the study, an unknown `how`, a draw larger than the population, or a person who would sit
+    in two groups sharing a conversation (SeatConflict, said the same way)."""
+    if study.role_of(user) != Role.LEAD:
+        raise AssignRefused("Nothing assigned: only the study's leads assign conversations.")
+    if how not in HOW:
+        raise AssignRefused(f"Nothing assigned: unknown way {how!r} (one of {', '.join(HOW)}).")
+    ids = list(conversations or [])
+    try:
+        with transaction.atomic():
+            if how == "count":
+                return draw(study, groups, count, seed)
+            if how == "calibration":
+                return assign_calibration(groups, ids)
+            return assign_selection(groups, ids)
+    except SeatConflict as e:
+        raise AssignRefused(f"Nothing assigned: {e}.") from None

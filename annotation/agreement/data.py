@@ -58,7 +58,6 @@ from django.utils import timezone
 
 from taxonomy.models import TaxonomyVersion, Type
 
-from ..evolution import report_versions
 from ..models import Annotation, Consensus, Group, Study, TaxonomyMove
 from .extras import extras_from_encoded
 from .judge_data import DEV_SHARE, judges_section
@@ -96,7 +95,7 @@ def _view(study: Study, version: TaxonomyVersion | None) -> tuple[TaxonomyVersio
     if move is None:
         raise ValueError(
             f"{study.slug} never moved away from {version}: no labels of the study stand "
-            f"under it (versions: {', '.join(str(v) for v in report_versions(study))})"
+            f"under it (versions: {', '.join(str(v) for v in study.report_versions())})"
         )
     return version, move.pk
 

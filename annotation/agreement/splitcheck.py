@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from ..intake.splitcheck import CORRECT, ENTRY_AXIS, RIGHT_SPLIT
+from ..splitcheck_codes import CORRECT, ENTRY_AXIS, RIGHT_SPLIT
 from .spec import EVERYWHERE, Cell, Column, Row, Table, cells, pair_label
 from .stats import encode_axes, report_from_encoded, wilson_interval
 

@@ -24,11 +24,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ..access import (
+    card_comments,
     get_card_for_annotator,
     get_card_for_discussion,
     get_study_for_expert,
     get_study_for_lead,
     get_study_for_user,
+    group_annotations,
     round1_hidden_from,
     round1_hidden_q,
 )
@@ -43,7 +45,6 @@ from ..models import (
     NotDecidable,
     Role,
 )
-from ..views.discussion import card_comments, group_annotations
 from .common import (
     conversation_named,
     page_of,

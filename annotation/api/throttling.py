@@ -7,8 +7,9 @@ DRF's own throttles run after authentication and permissions, so they never saw 
 requests (always a 401): here the check is the first step of authentication
 (`TokenAuthentication`, settings.REST_FRAMEWORK's first authentication class) and the count
 is the API's exception handler's (annotation/api/common.py), on every 401. The address is the
-login limits' (config/lockout.py: LOGIN_PROXY_COUNT, proxy-aware); the count is in the cache,
-shared by every worker with CACHE_URL, in fixed windows counted with an atomic increment."""
+login limits' (annotation/accounts/addresses.py: LOGIN_PROXY_COUNT, proxy-aware); the count
+is in the cache, shared by every worker with CACHE_URL, in fixed windows counted with an
+atomic increment."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from rest_framework import authentication
 from rest_framework.exceptions import Throttled
 from rest_framework.throttling import SimpleRateThrottle
 
-from config.lockout import client_address
+from ..accounts.addresses import client_address
 
 
 class FailedAuthentications(SimpleRateThrottle):

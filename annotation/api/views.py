@@ -36,6 +36,7 @@ from ..models import (
     Membership,
     Role,
     RoundClosed,
+    RoundOutOfRange,
     Source,
     Study,
     Turn,
@@ -158,17 +159,16 @@ def annotate(request: Request, slug: str, turn_id: int) -> Response:
     )
     serializer.is_valid(raise_exception=True)
     data = serializer.validated_data
-    # the card's state in the user's own group: groups sharing a card run their rounds apart
-    state = CardState.objects.filter(turn=turn, group=group).first()
-    round = state.round if state is not None else 1
-    # an accepted proposal may send an escalated card back for one round more
-    last_round = max(1 + study.discussion_rounds, round)
-    if data["round"] > last_round:
-        where = "study" if last_round == 1 + study.discussion_rounds else "card"
-        raise ValidationError({"round": [f"this {where} has rounds 1 to {last_round}"]})
-    # the server decides the round: the client's (1 unless given) is only checked against it
-    if data["round"] != round:
-        return _conflict(_wrong_round(state, data["round"]))
+    # the server decides the round (models.CardRound): the client's (1 unless given) is only
+    # checked against it
+    card_round = CardState.objects.round_of(turn, group)
+    round = card_round.round
+    try:
+        card_round.check_asked(data["round"])
+    except RoundOutOfRange as e:
+        raise ValidationError({"round": [str(e)]}) from None
+    except RoundClosed as e:
+        return _conflict(str(e))
     locked = labels_locked(study, request.user, turn) if round == 1 else ""
     if locked:  # seen the open sort's board: the card page refuses alike
         return _conflict(f"{locked} Nothing was saved.")
@@ -217,17 +217,6 @@ def _evidence(turn, data: dict) -> dict:
 
 def _conflict(message: str) -> Response:
     return Response({"detail": message}, status=status.HTTP_409_CONFLICT)
-
-
-def _wrong_round(state: CardState | None, asked: int) -> str:
-    """Why labels for round `asked` are refused on this card (nothing was saved)."""
-    if state is None:
-        return f"Round {asked} is not open for this card: it is in round 1 (open)."
-    try:
-        state.check_open_for(asked)
-    except RoundClosed as e:
-        return str(e)
-    return f"This card is in round {state.round} ({state.status}), not round {asked}."
 
 
 @extend_schema(

@@ -37,7 +37,6 @@ from .move import (
     pending_in,
     plan_counts,
     preview,
-    report_versions,
     summary,
 )
 from .sides import SplitQuestion, answer_split, pending_labels, split_questions
@@ -55,7 +54,6 @@ __all__ = [
     "pending_labels",
     "plan_counts",
     "preview",
-    "report_versions",
     "split_questions",
     "summary",
 ]

@@ -471,13 +471,6 @@ def _carry_decisions(model, rows, own: tuple, move, carrier: Carrier, types) -> 
     return split
 
 
-def report_versions(study: Study) -> list[TaxonomyVersion]:
-    """The versions a report can be computed on: the study's, then each it moved away
-    from, newest first (agreement.data computes on the labels that move retired)."""
-    moved = [m.from_version for m in study.taxonomy_moves.select_related("from_version")]
-    return [study.taxonomy_version, *moved]
-
-
 def pending_in(study: Study):
     """The study's current labels waiting for their annotator's side of a split type."""
     return Annotation.objects.filter(turn__conversation__study=study, is_current=True).exclude(

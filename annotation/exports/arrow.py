@@ -5,14 +5,14 @@ SQLite (development, tests) goes through the ORM's rows; both give the same tabl
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 from django.db import connection
 from django.db.models import QuerySet
+
+from ..db.sql import copy_out_csv
 
 TIMESTAMP = pa.timestamp("us", tz="UTC")
 
@@ -25,11 +25,7 @@ def read_table(queryset: QuerySet, schema: pa.Schema) -> pa.Table:
         values = list(zip(*rows, strict=True)) if rows else [()] * len(schema)
         arrays = [pa.array(v, type=f.type) for v, f in zip(values, schema, strict=True)]
         return pa.Table.from_arrays(arrays, schema=schema)
-    sql, params = queryset.query.sql_with_params()
-    data = io.BytesIO()
-    with connection.cursor() as cursor, connection.wrap_database_errors:
-        query = connection.ops.compose_sql(sql, params)
-        cursor.copy_expert(f"COPY ({query}) TO STDOUT WITH (FORMAT csv)", data)
+    data = copy_out_csv(queryset)
     if not data.getbuffer().nbytes:
         return schema.empty_table()
     data.seek(0)

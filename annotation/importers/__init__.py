@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
+from ..db.options import WriterOptions
 from . import (
     claude_code,
     codex,
@@ -43,7 +44,7 @@ from .records import Item
 from .sniff import detect_container, sniff_file
 from .writer import Writer, display_name
 
-__all__ = ["FORMATS", "ImportReport", "RecordError", "import_files"]
+__all__ = ["FORMATS", "IMPORT_FORMATS", "ImportReport", "RecordError", "import_files"]
 
 FORMATS: dict[str, ModuleType] = {
     m.NAME: m
@@ -51,6 +52,8 @@ FORMATS: dict[str, ModuleType] = {
 }
 # Whole-file formats: one file is one conversation (a module flag WHOLE_FILE, a parse_file).
 FORMATS.update({m.NAME: m for m in (specstory, claude_code, codex)})
+# what an import page offers: the formats, or "auto" (sniffed per file)
+IMPORT_FORMATS = ["auto", *FORMATS]
 
 
 # Column sizes of Conversation.external_id and .source_file.
@@ -70,6 +73,7 @@ def import_files(
     keep: Callable[[BuiltConversation], bool] | None = None,
     dry_run: bool = False,
     job=None,
+    writer_options: WriterOptions | None = None,
 ) -> ImportReport:
     """Import conversation files into `study`. `fmt` is "auto" (sniff each file) or a name
     from FORMATS. A folder stands for the files below it of a kind `fmt` takes (folders.py);
@@ -83,6 +87,8 @@ def import_files(
     imported (writer.py). `dry_run`: read, check and count everything, duplicates included,
     and write nothing: the counts are the real run's (ImportReport says how they add up).
     `job`: the import Job writing, stored on each conversation (invisible until it is done).
+    `writer_options`: how the writer writes (db/options.py; by default what the connection
+    does best: COPY and its writer thread on PostgreSQL).
     A record whose fingerprint the study already holds is skipped (writer.py)."""
     if fmt != "auto" and fmt not in FORMATS:
         known = ", ".join(["auto", *FORMATS])
@@ -98,7 +104,15 @@ def import_files(
         if progress is not None:
             progress(min(writer.written, total), total)
 
-    writer = Writer(study, report, on_flush=report_progress, dry_run=dry_run, job=job, keep=keep)
+    writer = Writer(
+        study,
+        report,
+        on_flush=report_progress,
+        dry_run=dry_run,
+        job=job,
+        keep=keep,
+        options=writer_options,
+    )
     collecting = gc.get_threshold()
     # The cyclic garbage collector: every record's parse allocates thousands of objects, so
     # the default thresholds run a full collection (over every object of the process) every

@@ -1,7 +1,7 @@
 """Import annotations from JSONL (DESIGN.md, "Annotation JSONL"): one record a line,
 `{"conversation": id, "turn": 1-based index, "annotator": username, "labels": [codes],
 "round": 1, "group": name}` plus optional note, evidence and confidence. A record of an
-episode's judgement or a session's coverage rating (annotation/episodes/judgements.py:
+episode's judgement or a session's coverage rating (annotation/importers/episode_judgements.py:
 `record_kind` tells them by their keys) is imported by that module, in a pass of its own.
 The conversation is named by its key or its external id (an id several conversations share
 is an error naming their keys), or by "conversation_key", a key exactly (conversation_keys).
@@ -27,7 +27,7 @@ from django.db import transaction
 from taxonomy.models import TaxonomyVersion, Type
 
 from .. import conversation_keys
-from ..episodes.judgements import import_episode_records, record_kind
+from ..db.sql import in_list, query_rows
 from ..limits import check_length
 from ..models import (
     Assignment,
@@ -39,7 +39,7 @@ from ..models import (
     Study,
     Turn,
 )
-from ..sql import in_list, query_rows
+from .episode_judgements import import_episode_records, record_kind
 from .label_batch import LabelItem, write_batch
 from .label_seats import LabelRecordError, Seating
 
@@ -230,7 +230,7 @@ class _Importer:
         batch = []
         for line in read_label_lines(path):
             if line[1] is not None and record_kind(line[1]) is not None:
-                # an episode's judgement or a coverage rating (episodes/judgements.py)
+                # an episode's judgement or a coverage rating (importers/episode_judgements.py)
                 self.episode_records += 1
                 continue
             batch.append(line)

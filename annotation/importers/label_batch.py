@@ -29,6 +29,8 @@ from django.utils import timezone
 
 from taxonomy.models import Type
 
+from ..db.inserts import insert_card_states
+from ..db.sql import copy_lines, copy_text, in_list, next_ids, query_rows
 from ..models import (
     Annotation,
     CardState,
@@ -40,7 +42,6 @@ from ..models import (
     Source,
     Study,
 )
-from ..sql import copy_lines, copy_text, in_list, next_ids, query_rows
 
 # numbers the batch's decisions, so consensus rows are created in the order cards agreed
 _decisions = itertools.count()
@@ -182,7 +183,7 @@ def _lock_cards(
     created = set()
     if create:
         fresh = CardStatus.OPEN.value
-        created = _insert_states([(t, g, fresh, 1, timezone.now()) for t, g in keys])
+        created = insert_card_states([(t, g, fresh, 1, timezone.now()) for t, g in keys])
     turns_sql, turns_param = in_list("turn_id", turn_ids)
     groups_sql, groups_param = in_list("group_id", group_ids)
     lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
@@ -196,35 +197,6 @@ def _lock_cards(
         for pk, t, g, status, round in rows
     }
     return {key: cards.get(key) or _Card(*key) for key in keys}
-
-
-def _insert_states(rows: list[tuple]) -> set[tuple[int, int]]:
-    """Insert state rows (turn, group, status, round, updated_at) where the card has none;
-    returns the (turn, group) keys inserted."""
-    if not rows:
-        return set()
-    table = CardState._meta.db_table
-    insert = f'INSERT INTO "{table}" (turn_id, group_id, status, round, updated_at)'
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(
-                f"{insert} SELECT t, g, s, r, %s FROM unnest(%s::bigint[], %s::bigint[], "
-                "%s::varchar[], %s::smallint[]) AS x(t, g, s, r) "
-                "ON CONFLICT (turn_id, group_id) DO NOTHING RETURNING turn_id, group_id",
-                [rows[0][4], *([r[i] for r in rows] for i in range(4))],
-            )
-            return set(cursor.fetchall())
-        # SQLite: one writer at a time, so no row can appear between the two statements
-        turns_sql, turns_param = in_list("turn_id", sorted({r[0] for r in rows}))
-        groups_sql, groups_param = in_list("group_id", sorted({r[1] for r in rows}))
-        cursor.execute(
-            f'SELECT turn_id, group_id FROM "{table}" WHERE {turns_sql} AND {groups_sql}',
-            turns_param + groups_param,
-        )
-        there = set(cursor.fetchall())
-        missing = [r for r in rows if (r[0], r[1]) not in there]
-        cursor.executemany(f"{insert} VALUES (%s, %s, %s, %s, %s)", missing)
-        return {(r[0], r[1]) for r in missing}
 
 
 def _current_labels(turn_ids: list[int]) -> dict[int, dict[tuple[int, int], _Label]]:
@@ -356,7 +328,7 @@ def _write_cards(cards: dict[tuple[int, int], _Card], now) -> None:
             raise _Replay from None
     elif new:
         rows = [(c.turn_id, c.group_id, str(c.status), c.round, now) for c in new]
-        if len(_insert_states(rows)) != len(new):
+        if len(insert_card_states(rows)) != len(new):
             raise _Replay
     outcomes: dict[tuple[str, int], list[int]] = defaultdict(list)
     for card in cards.values():

@@ -12,9 +12,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
+from ..db.inserts import insert_assignments
 from ..models import (
     Assignment,
     Conversation,
@@ -26,7 +27,6 @@ from ..models import (
     SeatRefused,
     Study,
 )
-from ..sql import copy_lines
 
 
 class LabelRecordError(ValueError):
@@ -168,22 +168,7 @@ class Seating:
             return
         now = timezone.now()
         rows = [(c, self.groups[g].pk, now) for c, g in self.pending]
-        table, columns = Assignment._meta.db_table, "conversation_id, group_id, created_at"
-        if connection.vendor == "postgresql":
-            stamp = now.isoformat()
-            try:
-                with transaction.atomic():
-                    copy_lines(table, columns, [f"{c}\t{g}\t{stamp}\n" for c, g, _ in rows])
-                rows = []
-            except IntegrityError:
-                pass  # someone assigned one of them meanwhile: the statement below skips it
-        if rows:
-            with connection.cursor() as cursor:
-                cursor.executemany(
-                    f'INSERT INTO "{table}" ({columns}) VALUES (%s, %s, %s) '
-                    "ON CONFLICT (conversation_id, group_id) DO NOTHING",
-                    rows,
-                )
+        insert_assignments(rows)
         self.report.assigned_conversations += len(self.pending)
         self.created.assignments += [(c, self.groups[g].pk) for c, g in self.pending]
         self.pending = []

@@ -43,8 +43,9 @@ import orjson
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
+from annotation.db.options import WriterOptions
+from annotation.db.sql import copy_data, copy_text, next_ids
 from annotation.models import Conversation, Study, Turn
-from annotation.sql import copy_data, copy_text, next_ids
 
 from .base import BuiltConversation, ImportReport
 from .memory import ImportMemory
@@ -53,15 +54,6 @@ BATCH_SIZE = 1000
 # A batch is also cut at this many characters of content, so a file of very long
 # conversations does not hold a thousand of them in memory.
 BATCH_CHARS = 16_000_000
-# None: COPY on PostgreSQL, bulk_create elsewhere. Tests and the benchmark force either.
-USE_COPY: bool | None = None
-# The benchmark turns this off to measure what the fingerprint check costs; nothing else does.
-CHECK_FINGERPRINTS = True
-# PostgreSQL COPY: a writer thread with its own connection writes batch N while the reading
-# thread reads and builds batch N+1 (the server works on the other core). None: on whenever
-# it can be (COPY, not a dry run, not inside a transaction, where a second connection would
-# not see the study: a TestCase); tests force it either way.
-THREADED: bool | None = None
 # What a refused row raises: the database's errors, and psycopg2's ValueError for a NUL
 # character in a parameter, which it refuses before sending (the readers reject NULs, so
 # this is the last line of defence).
@@ -76,7 +68,7 @@ class Writer:
         study: Study,
         report: ImportReport,
         batch_size: int | None = None,
-        use_copy: bool | None = None,
+        options: WriterOptions | None = None,
         on_flush: Callable[[], None] | None = None,
         dry_run: bool = False,
         job=None,
@@ -89,17 +81,13 @@ class Writer:
         self.memory = ImportMemory(job, dry_run)  # what the database does not hold
         self.report = report
         self.batch_size = batch_size or BATCH_SIZE
-        if use_copy is None:
-            use_copy = USE_COPY if USE_COPY is not None else connection.vendor == "postgresql"
-        self.use_copy = use_copy
+        # COPY, its writer thread, the fingerprint check: db/options.py, once per connection
+        self.options = options if options is not None else WriterOptions.for_connection()
+        self.use_copy = self.options.copy
         self.on_flush = on_flush
-        self.threaded = (
-            self.use_copy
-            and not dry_run
-            and connection.vendor == "postgresql"
-            and not connection.in_atomic_block
-            and THREADED is not False
-        )
+        # the thread needs a second connection that sees the study: not for a dry run, nor
+        # inside a transaction (a TestCase)
+        self.threaded = self.options.thread and not dry_run and not connection.in_atomic_block
         self._pool: ThreadPoolExecutor | None = None
         self._in_flight: tuple[Future, int] | None = None  # the batch's future, its mark
         # progress: import_files sets `mark` (bytes read) as it reads; `written` is the mark
@@ -129,7 +117,7 @@ class Writer:
         # the fingerprint and duplicate checks see every earlier batch, as without a thread.
         self.wait()
         self._refresh_statistics()
-        if CHECK_FINGERPRINTS:
+        if self.options.check_fingerprints:
             batch = self._skip_imported(batch)
         batch = self._drop_duplicates(batch)
         batch = self.memory.screen(batch, self.keep, self.report)

@@ -257,7 +257,16 @@ class NotDecidable(Exception):
     or nobody has labelled it): its annotators have not disagreed yet."""
 
 
+class RoundOutOfRange(ValueError):
+    """A round asked for past the last one the card can have (the input is wrong)."""
+
+
 class CardStateQuerySet(models.QuerySet):
+    def round_of(self, turn, group) -> CardRound:
+        """The round the card is in for `group` (groups sharing a card run their rounds
+        apart), as the server decides it: one query."""
+        return CardRound(self.filter(turn=turn, group=group).first(), group.study)
+
     def counts_by_group(self, study: Study) -> dict[int, dict[str, int]]:
         """{group id: {status: cards}}; cards nobody has labelled yet have no row and are
         counted as open by the caller (total turns minus the rest)."""
@@ -284,6 +293,33 @@ class CardStateQuerySet(models.QuerySet):
         """Cards on which any annotation, in any round, current or revised away, used `code`."""
         used = Annotation.objects.filter(turn_id=OuterRef("turn_id"), types__code=code)
         return self.filter(Exists(used))
+
+
+class CardRound:
+    """A card's round in one group: `round` (1 until the card has a state), and `last`, the
+    last open round it can have: 1 + the study's discussion rounds, or one more where an
+    accepted proposal sent an escalated card back."""
+
+    def __init__(self, state: CardState | None, study: Study):
+        self.state = state
+        self.round = state.round if state is not None else 1
+        self.study_last = 1 + study.discussion_rounds
+        self.last = max(self.study_last, self.round)
+
+    def check_asked(self, asked: int) -> None:
+        """The client's round is only checked against the server's: RoundOutOfRange past the
+        last round (bad input), RoundClosed for any other round than the card's."""
+        if asked > self.last:
+            where = "study" if self.last == self.study_last else "card"
+            raise RoundOutOfRange(f"this {where} has rounds 1 to {self.last}")
+        if asked == self.round:
+            return
+        if self.state is None:
+            raise RoundClosed(f"Round {asked} is not open for this card: it is in round 1 (open).")
+        self.state.check_open_for(asked)
+        raise RoundClosed(
+            f"This card is in round {self.state.round} ({self.state.status}), not round {asked}."
+        )
 
 
 class RoundRules:

@@ -69,6 +69,12 @@ class Study(models.Model):
         # one query (a model instance with only() fetched its study_id again)
         return self.memberships.filter(user=user).values_list("role", flat=True).first()
 
+    def report_versions(self) -> list[TaxonomyVersion]:
+        """The versions a report can be computed on: the study's, then each it moved away
+        from, newest first (agreement.data computes on the labels a move retired)."""
+        moved = [m.from_version for m in self.taxonomy_moves.select_related("from_version")]
+        return [self.taxonomy_version, *moved]
+
     def add_member(self, user, role: str = Role.ANNOTATOR, kind: str = Kind.STUDENT):
         # a new member knows the keys of the study's version from their first card on
         defaults = {"role": role, "kind": kind, "keys_seen_id": self.taxonomy_version_id}

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.cluster.hierarchy import dendrogram
 
-from ..agreement.svg import FONT, LINE, MUTED, esc, text_width
+from ..charts import FONT, LINE, MUTED, esc, text_width
 
 # the dendrogram draws at most this many leaves; a bigger tree is cut to its last merges
 # (scipy's truncate_mode="lastp") and each leaf then stands for a cluster of cards

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils.text import slugify
 
-from taxonomy.models import Axis, Category, Taxonomy, TaxonomyVersion, Type, _free_code
+from taxonomy.models import Axis, Category, Taxonomy, TaxonomyVersion, Type, free_code
 
 from ..models import (
     Annotation,
@@ -233,7 +233,7 @@ def _make_version(study: Study, p: FreezePlan) -> TaxonomyVersion:
     for c_order, (name, types) in enumerate(p.categories):
         category = Category.objects.create(axis=axis, name=name, order=c_order)
         for t_order, bt in enumerate(types):
-            code = _free_code(bt.name, used)
+            code = free_code(bt.name, used)
             used.add(code)
             bt.type = Type.objects.create(
                 category=category,

@@ -11,20 +11,15 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
-from django_htmx.http import HttpResponseClientRedirect, push_url
 
 from annotation.models import Proposal
 
 from .. import evidence
 from ..access import get_card_for_annotator, get_study_for_user, is_expert
-from ..actions.studies import may_create_studies
 from ..evolution import pending_labels
-from ..forms import AnnotationForm, MyCardsFilter, StudyForm, form_errors
-from ..hotkeys import key_changes
-from ..intake import splitcheck
+from ..forms import AnnotationForm, MyCardsFilter
 from ..messages import context_window, text_view
 from ..models import (
-    Annotation,
     CardSkip,
     CardState,
     CardStatus,
@@ -37,28 +32,17 @@ from ..models import (
 )
 from ..opensort.access import labels_locked
 from ..position import position
-from . import feedback, opensort_tags
-from .jobs import jobs_panel_context
-from .nav import filter_my_cards, studies_progress, to_discuss_count
+from .shared import feedback
+from .shared.card import after_submit, card_status, render_card
+from .shared.home import home_page
+from .shared.jobs_panel import jobs_panel_context
+from .shared.nav import filter_my_cards, to_discuss_count
+from .shared.tags import save as save_tags
 
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     return home_page(request)
-
-
-def home_page(request: HttpRequest, form: StudyForm | None = None, status: int = 200):
-    """Each of my studies with my progress (and, where I lead, its cards per state): a fixed
-    number of queries, whatever the number of studies (nav.studies_progress); and the "New
-    study" form for whoever may create studies."""
-    if request.user.is_superuser:
-        studies = Study.objects.all()
-    else:
-        studies = Study.objects.filter(memberships__user=request.user)
-    rows = studies_progress(request.user, list(studies.order_by("slug")))
-    if form is None and may_create_studies(request.user):
-        form = StudyForm()
-    return render(request, "annotation/home.html", {"rows": rows, "form": form}, status=status)
 
 
 @login_required
@@ -157,22 +141,22 @@ def card(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     turn, group = get_card_for_annotator(request.user, study, turn_id)
     types = study.taxonomy_version.type_list()
     if request.method == "GET":
-        status = _card_status(turn, group)
-        return _render_card(request, study, turn, types, group=group, card_status=status)
+        status = card_status(turn, group)
+        return render_card(request, study, turn, types, group=group, card_status=status)
     if group.open_sorting:  # free tags instead of types (annotation/opensort)
         return _submit_tags(request, study, turn, group)
     locked = labels_locked(study, request.user, turn)
     if locked:  # seen the open sort's board: what is stored stays, whatever was posted
-        status = _card_status(turn, group)
+        status = card_status(turn, group)
         error = f"Not saved: {locked}"
-        return _render_card(
+        return render_card(
             request, study, turn, types, group=group, error=error, card_status=status, http=409
         )
     form = AnnotationForm(request.POST, types=types, card=turn)
     if not form.is_valid():
         # the input comes back, to be corrected, marked as not saved (labels.js swaps a 422)
-        return _render_card(
-            request, study, turn, types, form=form, card_status=_card_status(turn, group), http=422
+        return render_card(
+            request, study, turn, types, form=form, card_status=card_status(turn, group), http=422
         )
     try:
         form.submit(turn=turn, group=group, annotator=request.user)
@@ -180,30 +164,30 @@ def card(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
         # another annotator closed round 1 meanwhile: show what is stored, never the refused
         # ticks in a locked form, and say what was not saved
         error = f"Not saved: {e} {_refused(form)}"
-        return _render_card(
+        return render_card(
             request,
             study,
             turn,
             types,
             error=error,
-            card_status=_card_status(turn, group),
+            card_status=card_status(turn, group),
             http=409,
         )
     saved = feedback.labels_saved(study.slug, turn, form.cleaned_data["chosen_types"])
-    return _after_submit(request, study, turn, saved, types)
+    return after_submit(request, study, turn, saved, types)
 
 
 def _submit_tags(request: HttpRequest, study: Study, turn: Turn, group) -> HttpResponse:
     """The card's submit in the open sort: the tag set saved, then the next card as after
     labels; bad input comes back (422) with the field named, nothing saved (409: the board
     was frozen meanwhile)."""
-    posted, saved, error, http = opensort_tags.save(request, turn, group)
+    posted, saved, error, http = save_tags(request, turn, group)
     if error:
         types = study.taxonomy_version.type_list()
-        return _render_card(
+        return render_card(
             request, study, turn, types, group=group, tags_posted=posted, error=error, http=http
         )
-    return _after_submit(request, study, turn, saved)
+    return after_submit(request, study, turn, saved)
 
 
 def _refused(form: AnnotationForm) -> str:
@@ -238,7 +222,7 @@ def card_evidence(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse
     empty. Nothing is stored here: the span goes with the labels form's submit."""
     study, _ = get_study_for_user(request.user, slug)
     turn, group = get_card_for_annotator(request.user, study, turn_id)
-    locked = _card_status(turn, group) != CardStatus.OPEN
+    locked = card_status(turn, group) != CardStatus.OPEN
     locked = locked or bool(labels_locked(study, request.user, turn))
     ctx = {"study": study, "turn": turn, "locked": locked}
     if request.POST.get("remove") or ctx["locked"]:
@@ -252,138 +236,11 @@ def card_evidence(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse
     return render(request, "annotation/_evidence.html", ctx)
 
 
-def _after_submit(
-    request: HttpRequest, study: Study, turn: Turn, saved: str = "", types: list | None = None
-) -> HttpResponse:
-    """The next card to label (those I skipped or flagged last), saying what was `saved`
-    (on the card, or as a message on the page a redirect leads to); `types`: the study's,
-    when the caller has them already."""
-    if saved and not request.htmx:
-        feedback.tell(request, saved)
-    next_id = Turn.objects.for_annotator(study, request.user).next_for(request.user, turn)
-    if next_id is None:
-        url = reverse("queue", args=[study.slug])
-        if request.htmx:
-            feedback.tell(request, saved)
-            return HttpResponseClientRedirect(url)
-        return redirect(url)
-    if not request.htmx:
-        return redirect("card", slug=study.slug, turn_id=next_id)
-    next_turn, next_group = get_card_for_annotator(request.user, study, next_id)
-    types = types if types is not None else study.taxonomy_version.type_list()
-    status = _card_status(next_turn, next_group)
-    response = _render_card(
-        request, study, next_turn, types, group=next_group, card_status=status, saved=saved
-    )
-    return push_url(response, reverse("card", args=[study.slug, next_id]))
-
-
-def _render_card(
-    request: HttpRequest,
-    study: Study,
-    turn: Turn,
-    types: list,
-    *,
-    group=None,
-    form: AnnotationForm | None = None,
-    tags_posted: opensort_tags.PostedTags | None = None,
-    error: str = "",
-    card_status: str = CardStatus.OPEN,
-    http: int = 200,
-    saved: str = "",
-) -> HttpResponse:
-    """The card (a page, or its #card partial for htmx): the stored labels, or with `form`
-    the input the server sent back to be corrected; `error` says why a submit was refused,
-    `saved` what the previous card's submit saved. A card of a `group` in the open sort
-    shows the free-tag panel (with `tags_posted`: the tags sent back to be corrected)."""
-    lock = _lock(study, request.user, turn, group, card_status)
-    if form is not None and lock["locked"]:
-        # a locked card shows what is stored, whatever was posted to it
-        errors = form_errors(form, " ")
-        error, form = error or f"Not saved: {errors}", None
-    mine = _my_label(turn, request.user)
-    ctx = {
-        "study": study,
-        "turn": turn,
-        **splitcheck.turn_context(turn),
-        **text_view("card_text", study.slug, turn.pk),
-        "types": types,
-        "form": form,
-        "error": error,
-        "saved": saved,
-        "mine": mine,
-        **lock,
-        "state_status": card_status,
-        "put_off": CardSkip.objects.filter(turn=turn, annotator=request.user).first(),
-        "key_changes": key_changes(study, request.user, types),
-        **_ticks(request.user, turn, types, form, mine, open_card=not lock["locked"]),
-        **(evidence.from_form(turn, form) if form is not None else evidence.shown(mine)),
-        **_position(study, request.user, turn),
-    }
-    if group is not None and group.open_sorting:
-        ctx.update(opensort_tags.panel_context(request.user, turn, group, tags_posted))
-    template = "annotation/card.html#card" if request.htmx else "annotation/card.html"
-    return render(request, template, ctx, status=http)
-
-
-def _my_label(turn: Turn, user) -> Annotation | None:
-    """My current round-1 label on the card, with its types."""
-    mine = Annotation.objects.current().filter(turn=turn, annotator=user, round=1)
-    return mine.prefetch_related("types").first()
-
-
-def _lock(study: Study, user, turn: Turn, group, card_status: str) -> dict:
-    """`locked`: the labels form is read-only, because the card has left round 1 or because
-    the open sort's board locked the user's round-1 labels on it; `labels_locked`: the
-    board's reason (opensort/access.labels_locked), shown on the card."""
-    reason = ""
-    if card_status == CardStatus.OPEN and not (group is not None and group.open_sorting):
-        reason = labels_locked(study, user, turn)
-    return {"locked": card_status != CardStatus.OPEN or bool(reason), "labels_locked": reason}
-
-
-def _ticks(user, turn: Turn, types: list, form, mine, open_card: bool) -> dict:
-    """What the labels form shows ticked: the input sent back, or the stored labels plus,
-    on a card open to them, the types suggested to their proposer (pre-ticked, not stored)."""
-    suggested: list[str] = []
-    if form is not None:
-        checked = set(form.data.getlist("types"))
-        no_smell = bool(form.data.get("no_smell"))
-    else:
-        checked = {t.code for t in mine.types.all()} if mine else set()
-        if open_card:
-            by_code = {t.code: t for t in types}
-            stored = checked
-            checked = Proposal.objects.pretick(user, turn, stored, by_code)
-            suggested = [by_code[c].name for c in sorted(checked - stored)]
-        no_smell = bool(mine) and not checked
-    return {"checked": checked, "suggested": suggested, "no_smell": no_smell}
-
-
 def _progress(study: Study, user) -> dict:
     """My round-1 labels (or open-sort tag sets) and my cards in the study: counted over my
     conversations and my labels, not over every card (annotation/position.py)."""
     progress = position(study, user)
     return {"done": progress.done, "total": progress.total}
-
-
-def _position(study: Study, user, turn: Turn) -> dict:
-    """Where the card stands among the user's cards: progress, its place, its neighbours."""
-    at = position(study, user, turn)
-    return {
-        "done": at.done,
-        "total": at.total,
-        "position": at.before + turn.index,
-        "prev_id": at.prev_id,
-        "next_id": at.next_id,
-    }
-
-
-def _card_status(turn: Turn, group) -> str:
-    """The card's status in the user's group (groups sharing a card each have their own)."""
-    states = CardState.objects.filter(turn=turn, group=group)
-    status = states.values_list("status", flat=True).first()
-    return status or CardStatus.OPEN
 
 
 def _paginate(request: HttpRequest, qs, per_page: int):

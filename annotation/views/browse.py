@@ -19,8 +19,8 @@ from ..intake.llm import off_reason
 from ..intake.splitting import original_turns, why_not_split
 from ..messages import text_view
 from ..models import Conversation, JobKind, SetAside, SplitProposal, Study
-from .jobs import RECENT_JOBS
-from .split import turns_said
+from .shared.jobs_panel import RECENT_JOBS
+from .shared.words import turns_said
 
 PAGE_SIZE = 50
 

@@ -14,6 +14,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from ..access import JobResults, lead_page, lead_post
+from ..importers import IMPORT_FORMATS
 from ..intake.coding_filter import (
     DEFAULT_RULES,
     FIELDS,
@@ -26,7 +27,6 @@ from ..intake.coding_report import bring_back_filtered
 from ..jobs import enqueue
 from ..models import Conversation, Job, JobKind, SetAside, Study
 from ..tasks import reap_lost_jobs, run_filter_study
-from .lead import IMPORT_FORMATS
 
 JOBS_SHOWN = 5
 # what each list of the table means, for its column header

@@ -22,7 +22,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import Prefetch
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
@@ -32,9 +32,11 @@ from annotation.models import Proposal
 
 from ..access import (
     DiscussionCard,
+    card_comments,
     get_card_for_discussion,
     get_moderated_groups,
     get_study_for_user,
+    group_annotations,
     round1_hidden_q,
 )
 from ..forms import AnnotationForm, CommentForm, ConsensusForm, QueueFilter
@@ -47,33 +49,22 @@ from ..models import (
     CardStatus,
     Comment,
     Consensus,
-    Group,
     NotDecidable,
     RoundClosed,
     Study,
     Turn,
 )
-from . import feedback
-from .nav import escalated_for, escalated_left_after
-from .rounds_table import rounds_table
+from .shared import feedback
+from .shared.groups import group_param
+from .shared.nav import escalated_for, escalated_left_after
+from .shared.rounds_table import rounds_table
 
 PAGE_SIZE = 50
 PAGE = "annotation/discussion/page.html"
 
 
-def _group_param(request: HttpRequest) -> int | None:
-    """`?group=<id>` (also on a form's action URL); anything else is no such card."""
-    value = request.GET.get("group")
-    if value in (None, ""):
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        raise Http404("No such group") from None
-
-
 def _card(request: HttpRequest, study: Study, role: str, turn_id: int) -> DiscussionCard:
-    return get_card_for_discussion(request.user, study, role, turn_id, _group_param(request))
+    return get_card_for_discussion(request.user, study, role, turn_id, group_param(request))
 
 
 def _reload(user, study: Study, card: DiscussionCard) -> DiscussionCard:
@@ -429,23 +420,6 @@ def _latest_of(annotations: list[Annotation], user, round: int) -> Annotation | 
     mine = [a for a in annotations if a.annotator_id == user.pk and a.is_current]
     mine = [a for a in mine if a.round <= round]
     return max(mine, key=lambda a: a.round, default=None)
-
-
-def card_comments(card: DiscussionCard):
-    """The group's thread on the card (groups sharing a card discuss apart)."""
-    return Comment.objects.filter(turn=card.turn, group=card.group).select_related("author")
-
-
-def group_annotations(card: DiscussionCard):
-    """The card's labels as the group sees them: everyone's but those of people who label it
-    in another group sharing the card (their round 1 is theirs to keep blind), and never a
-    judge's (a machine judge never votes and never reaches annotators or moderators; the
-    leads read the judges on the report)."""
-    groups = Group.objects.filter(assignments__conversation_id=card.turn.conversation_id)
-    others = groups.exclude(pk=card.group.pk)
-    outsiders = set(others.filter(annotators__isnull=False).values_list("annotators", flat=True))
-    judges = set(groups.filter(judges__isnull=False).values_list("judges", flat=True))
-    return Annotation.objects.filter(turn=card.turn).exclude(annotator__in=outsiders | judges)
 
 
 def _stale_form(request: HttpRequest, card: DiscussionCard) -> str:

@@ -11,18 +11,14 @@ lead the agreement lock applies to, as on the report page and in the API."""
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import (
     FileResponse,
     Http404,
     HttpRequest,
     HttpResponse,
     HttpResponseForbidden,
-    QueryDict,
 )
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -30,22 +26,16 @@ from django.views.decorators.http import require_GET
 
 from ..access import JobResults, get_job_for_lead, lead_page, lead_post
 from ..agreement.data import data_stamp
-from ..evolution import report_versions
-from ..exports import EXPORT_FORMATS, may_download
-from ..forms import AgreementForm, ExportForm, JobFilter, form_errors
+from ..exports import may_download
+from ..forms import AgreementForm, ExportForm, form_errors
 from ..jobs import NOT_BLIND_FOR_YOU, enqueue, open_result
 from ..models import Job, JobKind, JobStatus, Study
 from ..tasks import reap_lost_jobs, run_agreement, run_export
+from .shared.jobs_panel import jobs_panel_context
 
-RECENT_JOBS = 10
-JOBS_PER_PAGE = 10
 PANEL = "annotation/jobs/panel.html"
 JOB = "annotation/jobs/_job.html"
 JOB_PAGE = "annotation/jobs/page.html"  # the same, opened as a page
-
-
-def _rounds(study: Study) -> list[int]:
-    return list(range(1, study.discussion_rounds + 2))
 
 
 def _mark_stale(study: Study, job: Job) -> None:
@@ -54,46 +44,6 @@ def _mark_stale(study: Study, job: Job) -> None:
     the panel asks for it after the page is shown (hx-trigger="load" on the latest result)."""
     if job.kind == JobKind.AGREEMENT and job.status == JobStatus.DONE and job.shown_result:
         job.stale = job.result.get("data_stamp") != data_stamp(study)
-
-
-def recent_jobs(study: Study, user, kinds: list[str]) -> list[Job]:
-    """The study's latest jobs of these kinds as `user` may see them (access.JobResults),
-    lost ones reaped first: wherever jobs are shown, a job whose worker was killed shows as
-    failed, not running forever."""
-    reap_lost_jobs()
-    latest = study.jobs.filter(kind__in=kinds).select_related("created_by")[:RECENT_JOBS]
-    return JobResults(user, study).shown(latest)
-
-
-def jobs_panel_context(study: Study, user, params: QueryDict | None = None) -> dict:
-    """What the study page's Jobs panel needs: one page of the study's jobs of every kind (or
-    the kind `params` asks for), newest first, its page `jobs_page`; lost jobs reaped first.
-    A fixed number of queries, however many jobs. An unknown kind lists every kind, and the
-    form says what was wrong (`job_filter`)."""
-    params = params if params is not None else QueryDict()
-    job_filter = JobFilter(params)
-    kind = job_filter.cleaned_data["kind"] if job_filter.is_valid() else ""
-    reap_lost_jobs()
-    listed = study.jobs.select_related("created_by")
-    if kind:
-        listed = listed.filter(kind=kind)
-    page = Paginator(listed, JOBS_PER_PAGE).get_page(params.get("jobs_page"))
-    jobs = JobResults(user, study).shown(page)
-    latest = next(
-        (j for j in jobs if j.kind == JobKind.AGREEMENT and j.status == JobStatus.DONE), None
-    )
-    if latest is not None and latest.shown_result:
-        latest.check_stale = True
-    return {
-        "jobs": jobs,
-        "jobs_page": page,
-        "job_filter": job_filter,
-        "jobs_query": urlencode({"kind": kind}) if kind else "",
-        "job_rounds": _rounds(study),
-        "job_versions": report_versions(study),
-        "export_formats": EXPORT_FORMATS,
-        "report_url": reverse("report", args=[study.slug]),
-    }
 
 
 def _panel_response(request: HttpRequest, study: Study, http: int = 200) -> HttpResponse:

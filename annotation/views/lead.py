@@ -14,17 +14,16 @@ from django.shortcuts import get_object_or_404, redirect, render
 
 from ..access import lead_page, lead_post
 from ..accounts.seats import seat_annotator, set_moderator, unseat_annotator
-from ..actions.assign import AssignRefused, assign_calibration, assign_selection, draw
+from ..actions.assign import AssignRefused, assign_as_asked
 from ..actions.groups import GroupRefused, create_group
 from ..forms import AssignForm, GroupForm, form_errors
-from ..importers import FORMATS
+from ..importers import IMPORT_FORMATS
 from ..jobs import save_uploads, start_label_import
 from ..models import (
     Conversation,
     Group,
     Job,
     JobKind,
-    SeatConflict,
     SeatRefused,
     SetAside,
     Study,
@@ -32,10 +31,8 @@ from ..models import (
 from ..storage import IMPORTS, job_name
 from ..tasks import run_import
 from ..uploads import too_large
-from .jobs import recent_jobs
-
-# what the import page offers: the importers' formats, or "auto" (sniffed per file)
-IMPORT_FORMATS = ["auto", *FORMATS]
+from .shared.groups import group_response, groups_with_counts
+from .shared.jobs_panel import recent_jobs
 
 CONVERSATIONS_PER_PAGE = 50
 NO_FILES = "Choose one or more files, or a folder, to import."
@@ -156,18 +153,19 @@ def assign(request: HttpRequest, study: Study) -> HttpResponse:
         return redirect("lead_conversations", study.slug)
     data = form.cleaned_data
     groups = list(data["group"].order_by("name"))
+    ids = _ids(data["conversation"]) if data["how"] != "count" else []
     try:
-        with transaction.atomic():
-            if data["how"] == "count":
-                result = draw(study, groups, data["count"], data["seed"])
-            elif data["how"] == "calibration":
-                result = assign_calibration(groups, _ids(data["conversation"]))
-            else:
-                result = assign_selection(groups, _ids(data["conversation"]))
+        result = assign_as_asked(
+            request.user,
+            study,
+            groups,
+            data["how"],
+            count=data["count"],
+            seed=data["seed"],
+            conversations=ids,
+        )
     except AssignRefused as e:
         messages.error(request, str(e))
-    except SeatConflict as e:
-        messages.error(request, f"Nothing assigned: {e}.")
     else:
         ok = result.done > 0 or data["how"] == "count"
         (messages.success if ok else messages.error)(request, result.message)
@@ -175,18 +173,6 @@ def assign(request: HttpRequest, study: Study) -> HttpResponse:
 
 
 # -- groups ---------------------------------------------------------------------------------
-
-
-def _groups_with_counts(study: Study):
-    User = get_user_model()
-    return (
-        study.groups.select_related("moderator")
-        .prefetch_related(Prefetch("annotators", queryset=User.objects.order_by("username")))
-        .annotate(
-            n_conversations=Count("conversations"),
-            n_turns=Coalesce(Sum("conversations__n_turns"), 0),
-        )
-    )
 
 
 @lead_page
@@ -200,21 +186,8 @@ def groups(request: HttpRequest, study: Study) -> HttpResponse:
         else:
             messages.success(request, f"Group {group} created.")
             return redirect("lead_groups", study.slug)
-    ctx = {"study": study, "groups": _groups_with_counts(study), "form": form}
+    ctx = {"study": study, "groups": groups_with_counts(study), "form": form}
     return render(request, "annotation/lead/groups.html", ctx)
-
-
-def _group_response(request: HttpRequest, study: Study, group: Group, error: str) -> HttpResponse:
-    """The group's box for htmx (a refusal: 422 with its message); the plain-POST fallback
-    goes back to the groups page."""
-    if request.htmx:
-        ctx = {"study": study, "group": _groups_with_counts(study).get(pk=group.pk), "error": error}
-        return render(
-            request, "annotation/lead/groups.html#group", ctx, status=422 if error else 200
-        )
-    if error:
-        messages.error(request, error)
-    return redirect("lead_groups", study.slug)
 
 
 def _find_user(username: str):
@@ -231,7 +204,7 @@ def group_members(request: HttpRequest, study: Study, group_id: int) -> HttpResp
         # the round rules: an annotator who has labelled one of its cards stays in the group
         change = unseat_annotator if request.POST.get("action") == "remove" else seat_annotator
         error = _refusal(change, group, user)
-    return _group_response(request, study, group, error)
+    return group_response(request, study, group, error)
 
 
 def _refusal(change, *args) -> str:
@@ -251,4 +224,4 @@ def group_moderator(request: HttpRequest, study: Study, group_id: int) -> HttpRe
     if user is not None or not error:
         # the moderator it replaces, left with no seat, is an annotator again (seats.py)
         error = _refusal(set_moderator, group, user)
-    return _group_response(request, study, group, error)
+    return group_response(request, study, group, error)

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET
 from ..access import get_card_for_annotator, get_card_for_discussion, get_study_for_user, lead_page
 from ..messages import full_text, text_response
 from ..models import Conversation, Study, Turn
-from .discussion import _group_param
+from .shared.groups import group_param
 
 
 def _message(request: HttpRequest, turn: Turn, index: int, part: str) -> HttpResponse:
@@ -38,7 +38,7 @@ def card_text(request: HttpRequest, slug: str, turn_id: int, index: int, part: s
 @require_GET
 def discussion_text(request: HttpRequest, slug: str, turn_id: int, index: int, part: str):
     study, role = get_study_for_user(request.user, slug)
-    card = get_card_for_discussion(request.user, study, role, turn_id, _group_param(request))
+    card = get_card_for_discussion(request.user, study, role, turn_id, group_param(request))
     return _message(request, card.turn, index, part)
 
 

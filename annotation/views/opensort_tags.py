@@ -1,105 +1,20 @@
-"""The open sort on the annotator's card (annotation/opensort/tagging.py holds the rules):
-the free-tag panel that stands in for the types, its submit, the autocomplete of one's own
-tags; and the lead's switch of the study or a group into and out of the open sort."""
+"""The open sort's pages (annotation/opensort/tagging.py holds the rules): the autocomplete
+of one's own tags, and the lead's switch of the study or a group into and out of the open
+sort. The card's tag panel is annotation/opensort/card.py's provider; its submit,
+views/shared/tags.py."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
-from django.utils.html import format_html
-from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET
 
 from ..access import get_study_for_user, lead_post
-from ..conversation_keys import shortened
-from ..models import Group, Phase, Study, Turn
+from ..models import Group, Phase, Study
 from ..opensort import tagging
-from ..opensort.tagging import TagInput
-from .lead import _group_response
-
-
-@dataclass
-class PostedTags:
-    """The tag panel as posted: the chosen tags (hidden inputs `tag` and, beside each,
-    `tag_description`), the tag still in the box (`new_tag`, `new_description`: a submit
-    keeps what was typed), "no smell" and the note."""
-
-    tags: list[TagInput] = field(default_factory=list)
-    no_smell: bool = False
-    note: str = ""
-
-    @classmethod
-    def read(cls, data: QueryDict) -> PostedTags:
-        names = data.getlist("tag")
-        descriptions = data.getlist("tag_description")
-        descriptions += [""] * (len(names) - len(descriptions))
-        tags = [TagInput(n, d) for n, d in zip(names, descriptions, strict=False)]
-        typed = data.get("new_tag", "")
-        if typed.strip():
-            tags.append(TagInput(typed, data.get("new_description", "")))
-        return cls(tags=tags, no_smell=bool(data.get("no_smell")), note=data.get("note", ""))
-
-
-def panel_context(user, turn: Turn, group: Group, posted: PostedTags | None = None) -> dict:
-    """What the card's tag panel shows: the user's own stored tag set (never anyone
-    else's), or the input `posted` back to be corrected."""
-    stored = tagging.tag_set_of(turn, group, user)
-    if posted is not None:
-        chosen, note, no_smell = posted.tags, posted.note, posted.no_smell
-    elif stored is not None:
-        chosen = [TagInput(t.name, t.description) for t in stored.tags.all()]
-        note, no_smell = stored.note, not chosen
-    else:
-        chosen, note, no_smell = [], "", False
-    visit = tagging.lock_of(group.study, user)
-    return {
-        "open_sort": True,
-        "tags_locked": tagging.TagsLocked(visit) if visit is not None else None,
-        "tag_set": stored,
-        "chosen_tags": chosen,
-        "tag_note": note,
-        "tag_no_smell": no_smell,
-        "tags_posted": posted is not None,
-    }
-
-
-def tags_saved(slug: str, turn: Turn, tag_set) -> SafeString:
-    """ "Saved your tags: vague goal, no tests on conv-7 turn 3." with a link back."""
-    names = ", ".join(t.name for t in tag_set.tags.all()) or "no smell"
-    url = reverse("card", args=[slug, turn.pk])
-    conversation = shortened(turn.conversation.key, 48)
-    return format_html(
-        'Saved your tags: {} on <a href="{}">{} turn {}</a>.',
-        names,
-        url,
-        conversation,
-        turn.index,
-    )
-
-
-def save(request: HttpRequest, turn: Turn, group: Group) -> tuple[PostedTags, str, str, int]:
-    """The card's POST while its group open-sorts (annotate.card renders the answer): save
-    the annotator's tag set. Returns (the input, what was saved in words, "", 200) or, when
-    refused, (the input to send back, "", the refusal naming the field, its HTTP status:
-    422 for bad input, 409 when the board was frozen meanwhile): nothing saved."""
-    posted = PostedTags.read(request.POST)
-    try:
-        tag_set = tagging.save_tag_set(
-            turn=turn,
-            group=group,
-            annotator=request.user,
-            tags=posted.tags,
-            note=posted.note,
-            no_smell=posted.no_smell,
-        )
-    except tagging.TagRefused as e:
-        return posted, "", f"Not saved: {e}", e.status
-    return posted, tags_saved(group.study.slug, turn, tag_set), "", 200
+from .shared.groups import group_response
 
 
 @login_required
@@ -144,7 +59,7 @@ def group_phase(request: HttpRequest, study: Study, group_id: int) -> HttpRespon
         if not request.htmx:
             group.refresh_from_db()
             messages.success(request, f"Group {group}: {phase_label(group)}.")
-    return _group_response(request, study, group, error)
+    return group_response(request, study, group, error)
 
 
 def phase_label(group: Group) -> str:

@@ -4,7 +4,7 @@ The page shows the latest done agreement Job of the study (the numbers are compu
 background, never in the request): the report's tables of annotation/agreement/tables.py,
 the one spec every output renders (the template loops over it; the downloads CSV,
 Markdown and LaTeX are annotation/agreement/render.py's), and charts drawn as SVG on the
-server (annotation/agreement/svg.py) from the same numbers. JSON downloads the result as
+server (annotation/charts.py) from the same numbers. JSON downloads the result as
 stored."""
 
 from __future__ import annotations
@@ -22,14 +22,14 @@ from django.views.decorators.http import require_GET
 
 from taxonomy.models import TaxonomyVersion
 
+from .. import charts as svg
 from ..access import get_study_for_reporter, report_result
-from ..agreement import svg
 from ..agreement.judge_tables import JUDGES, ordered, run_label
 from ..agreement.render import md_escape, tex_escape, to_csv, to_latex, to_markdown
 from ..agreement.spec import PAGE, Table, TaxonomyEntry, pair_names, show, taxonomy_entries
 from ..agreement.tables import report_spec
 from ..models import Job, JobKind, JobStatus, Study
-from .judges import panel_context as judges_panel
+from .shared.judges_panel import panel_context as judges_panel
 
 DOWNLOADS = {
     # fmt: (extension, content type, writer)

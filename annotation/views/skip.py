@@ -18,7 +18,7 @@ from ..access import get_card_for_annotator, get_study_for_user, lead_page, roun
 from ..conversation_keys import shortened
 from ..forms import FlagForm, form_errors
 from ..models import Annotation, CardSkip, Group, SkipKind, Study, Turn
-from .annotate import _after_submit
+from .shared.card import after_submit
 
 PER_PAGE = 50
 BOX = "annotation/skip/_skip_flag.html#flag_box"
@@ -34,7 +34,7 @@ def skip(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     turn, _group = get_card_for_annotator(request.user, study, turn_id)
     CardSkip.put_off(turn, request.user, SkipKind.SKIP)
     messages.success(request, f"Skipped {_name(turn)}: it comes back at the end of your queue.")
-    return _after_submit(request, study, turn)
+    return after_submit(request, study, turn)
 
 
 @login_required
@@ -56,7 +56,7 @@ def flag(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     messages.success(
         request, f"Flagged {_name(turn)} for later: it comes back at the end of your queue."
     )
-    return _after_submit(request, study, turn)
+    return after_submit(request, study, turn)
 
 
 def _name(turn: Turn) -> str:

@@ -24,25 +24,14 @@ from ..intake.splitting import PartPlan, SplitRefused, part_id, plan, split, uns
 from ..jobs import enqueue
 from ..models import Conversation, JobKind, SplitProposal, Study
 from ..tasks import run_split_proposals
-from .jobs import recent_jobs
+from .shared.jobs_panel import recent_jobs
+from .shared.words import turns_said
 
 PAGE = "annotation/lead/splitting.html"
 
 
 def _back(conversation: Conversation) -> HttpResponse:
     return redirect("lead_conversation", conversation.study.slug, conversation.pk)
-
-
-def turns_said(turns: list[int] | tuple[int, ...]) -> str:
-    """The original's turns a part holds, in words: "turn 4", "turns 4-6", "turns 1, 3-4"."""
-    runs: list[list[int]] = []
-    for k in turns:
-        if runs and runs[-1][1] == k - 1:
-            runs[-1][1] = k
-        else:
-            runs.append([k, k])
-    said = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
-    return f"turn {said}" if len(turns) == 1 else f"turns {said}"
 
 
 def describe_parts(name: str, parts: list[PartPlan]) -> list[dict]:

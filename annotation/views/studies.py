@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 
 from ..actions.studies import StudyRefused, create_study, may_create_studies
 from ..forms import StudyForm
-from .annotate import home_page
+from .shared.home import home_page
 
 NOT_ALLOWED = (
     "You may not create studies: an administrator gives that right (the permission "

@@ -20,6 +20,7 @@ from annotation.agreement.stats import (
     report_from_encoded,
 )
 from annotation.agreement.versus import versus_encoded, versus_reference
+from annotation.db import columns as columns_module
 
 from .factories import CODES, make_records
 
@@ -119,11 +120,11 @@ def copy_binary(columns: list[list[int]], null_at: tuple[int, int] | None = None
 
 @pytest.mark.parametrize("block", [1, 29, 64, 1 << 20])
 def test_the_copy_reader_parses_rows_split_across_blocks(monkeypatch, block):
-    monkeypatch.setattr(rows_module, "COPY_BLOCK_BYTES", block)
+    monkeypatch.setattr(columns_module, "COPY_BLOCK_BYTES", block)
     rng = np.random.default_rng(block)
     columns = [rng.integers(-(2**40), 2**40, 500).tolist() for _ in range(3)]
     data = copy_binary(columns)
-    parser = rows_module._BinaryColumns(3)
+    parser = columns_module._BinaryColumns(3)
     target = parser.target()
     at = 0
     while at < len(data):  # psycopg2 writes a row at a time; any cut must do
@@ -135,14 +136,14 @@ def test_the_copy_reader_parses_rows_split_across_blocks(monkeypatch, block):
 
 
 def test_the_copy_reader_refuses_a_null_and_a_cut_stream():
-    parser = rows_module._BinaryColumns(2)
+    parser = columns_module._BinaryColumns(2)
     with pytest.raises(ValueError, match="non-null bigint"):
         parser.write(copy_binary([[1, 2, 3, 4, 5], [6, 7, 8, 9, 10]], null_at=(1, 0)))
-    parser = rows_module._BinaryColumns(2)
+    parser = columns_module._BinaryColumns(2)
     parser.write(copy_binary([[1, 2], [3, 4]])[:-5])
     with pytest.raises(ValueError, match="does not end where a row ends"):
         parser.columns()
-    parser = rows_module._BinaryColumns(2)
+    parser = columns_module._BinaryColumns(2)
     parser.write(copy_binary([[], []]))
     assert [len(c) for c in parser.columns()] == [0, 0]
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from annotation.agreement import svg
-from annotation.agreement.svg import contrast
+from annotation import charts as svg
+from annotation.charts import contrast
 
 CSS = Path(__file__).resolve().parents[2] / "static" / "css" / "cardsort.css"
 

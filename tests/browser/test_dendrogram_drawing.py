@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.cluster.hierarchy import linkage
 
-from annotation.agreement.svg import Bar, bar_chart, heatmap
+from annotation.charts import Bar, bar_chart, heatmap
 from annotation.opensort.dendrogram import MAX_LABEL_CHARS, dendrogram_svg
 
 pytestmark = pytest.mark.browser

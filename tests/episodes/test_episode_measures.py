@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.episodes import measures
-from annotation.episodes.importer import import_episodes
+from annotation.importers.episodes import import_episodes
 from annotation.models import Episode, Group, Unit
 from tests.factories import make_group, make_user
 

@@ -8,7 +8,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.episodes.importer import import_episodes
+from annotation.importers.episodes import import_episodes
 from annotation.models import Episode, EvidenceQuote, ExtractionRun, Turn
 
 from .conftest import episode, write_jsonl
@@ -124,7 +124,7 @@ def test_a_file_of_bad_lines_leaves_nothing_not_even_its_run(agents, tmp_path):
 
 
 def test_a_failure_mid_import_leaves_nothing(agents, tmp_path, monkeypatch):
-    from annotation.episodes import importer
+    from annotation.importers import episodes as importer
 
     path = write_jsonl(tmp_path / "r.jsonl", [episode(), episode(), episode()])
     calls = []

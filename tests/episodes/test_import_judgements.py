@@ -8,7 +8,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.episodes.importer import import_episodes
+from annotation.importers.episodes import import_episodes
 from annotation.models import (
     Annotation,
     CoverageRating,

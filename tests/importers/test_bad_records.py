@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from annotation.db.options import WriterOptions
 from annotation.importers import ImportReport, import_files
 from annotation.importers import writer as writer_module
 from annotation.importers.annotations import read_label_lines
@@ -172,7 +173,9 @@ def test_it_rejects_a_nul_the_database_refuses_and_keeps_the_batch(db, use_copy)
     # PostgreSQL writers refuse that conversation only.
     study = make_study()
     report = ImportReport()
-    writer = writer_module.Writer(study, report, use_copy=use_copy)
+    writer = writer_module.Writer(
+        study, report, options=WriterOptions.for_connection(copy=use_copy)
+    )
     for conversation in (
         built("c1"),
         built("c2", user_text="a\x00b"),

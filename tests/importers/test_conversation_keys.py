@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from annotation import conversation_keys
+from annotation.db.options import WriterOptions
 from annotation.importers import import_files
 from annotation.importers import writer as writer_module
 from annotation.models import Conversation
@@ -37,12 +38,14 @@ def two_of_x(files, name: str = "w.jsonl", question: str = "q"):
     )
 
 
-def check_keys_of_two_imports(study, files) -> None:
-    report = import_files(study, [two_of_x(files)])
+def check_keys_of_two_imports(study, files, options: WriterOptions | None = None) -> None:
+    report = import_files(study, [two_of_x(files)], writer_options=options)
     assert (report.conversations, report.rejected) == (3, 0)
     assert keys(study) == [("x", "x"), ("x", "x~2"), ("y", "y")]
     # a second file: a third x, and a y, take the next free keys; nothing earlier changes
-    report = import_files(study, [two_of_x(files, "more.jsonl", question="other")])
+    report = import_files(
+        study, [two_of_x(files, "more.jsonl", question="other")], writer_options=options
+    )
     assert report.conversations == 3
     assert keys(study) == [
         ("x", "x"),
@@ -91,16 +94,15 @@ def test_a_dry_run_gives_no_key_and_writes_nothing(study, files):
 @pytest.mark.postgres
 @pytest.mark.parametrize("threaded", [False, True])
 def test_postgres_copy_gives_the_same_keys(transactional_db, files, monkeypatch, threaded):
-    monkeypatch.setattr(writer_module, "USE_COPY", True)
-    monkeypatch.setattr(writer_module, "THREADED", threaded)
     monkeypatch.setattr(writer_module, "BATCH_SIZE", 2)
-    check_keys_of_two_imports(make_study(f"pg-{threaded}".lower()), files)
+    options = WriterOptions.for_connection(copy=True, thread=threaded)
+    check_keys_of_two_imports(make_study(f"pg-{threaded}".lower()), files, options)
 
 
 @pytest.mark.postgres
 def test_postgres_orm_path_gives_the_same_keys(db, files, monkeypatch):
-    monkeypatch.setattr(writer_module, "USE_COPY", False)
-    check_keys_of_two_imports(make_study("pg-orm"), files)
+    options = WriterOptions.for_connection(copy=False)
+    check_keys_of_two_imports(make_study("pg-orm"), files, options)
 
 
 @pytest.mark.django_db

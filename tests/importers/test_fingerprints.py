@@ -18,6 +18,7 @@ from django.test.utils import CaptureQueriesContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from annotation.db.options import WriterOptions
 from annotation.importers import import_files
 from annotation.importers import writer as writer_module
 from annotation.importers.base import BuiltConversation, BuiltTurn
@@ -191,27 +192,23 @@ EXAMPLES = itertools.count()  # default: COPY on PostgreSQL
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lines=st.lists(LINE, max_size=12), as_array=st.booleans())
 def test_importing_any_file_twice_equals_importing_it_once(writer, lines, as_array):
-    if writer == "bulk_create":
-        writer_module.USE_COPY = False
-    try:
-        records = [x for x in lines if isinstance(x, dict)]
-        with tempfile.TemporaryDirectory() as tmp:
-            if as_array:
-                path = Path(tmp) / "f.json"
-                path.write_text(json.dumps(records), encoding="utf-8")
-            else:
-                path = Path(tmp) / "f.jsonl"
-                text = "".join((json.dumps(x) if isinstance(x, dict) else x) + "\n" for x in lines)
-                path.write_text(text, encoding="utf-8")
-            n = next(EXAMPLES)
-            once, twice = make_study(f"once-{n}"), make_study(f"twice-{n}")
-            first = import_files(once, [path])
-            import_files(twice, [path])
-            again = import_files(twice, [path])
-            assert stored(twice) == stored(once)
-            assert (again.conversations, again.turns) == (0, 0)
-            assert again.already_imported == first.conversations
-            # what was rejected once is rejected again, for the same reasons
-            assert again.errors == first.errors
-    finally:
-        writer_module.USE_COPY = None
+    options = WriterOptions.for_connection(copy=False) if writer == "bulk_create" else None
+    records = [x for x in lines if isinstance(x, dict)]
+    with tempfile.TemporaryDirectory() as tmp:
+        if as_array:
+            path = Path(tmp) / "f.json"
+            path.write_text(json.dumps(records), encoding="utf-8")
+        else:
+            path = Path(tmp) / "f.jsonl"
+            text = "".join((json.dumps(x) if isinstance(x, dict) else x) + "\n" for x in lines)
+            path.write_text(text, encoding="utf-8")
+        n = next(EXAMPLES)
+        once, twice = make_study(f"once-{n}"), make_study(f"twice-{n}")
+        first = import_files(once, [path], writer_options=options)
+        import_files(twice, [path], writer_options=options)
+        again = import_files(twice, [path], writer_options=options)
+        assert stored(twice) == stored(once)
+        assert (again.conversations, again.turns) == (0, 0)
+        assert again.already_imported == first.conversations
+        # what was rejected once is rejected again, for the same reasons
+        assert again.errors == first.errors

@@ -21,6 +21,7 @@ from django.urls import reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from annotation.db.options import WriterOptions
 from annotation.importers import import_files
 from annotation.importers import writer as writer_module
 from annotation.intake.coding_filter import default_rules
@@ -74,9 +75,9 @@ def adds_up(report) -> bool:
     return report.read == parts
 
 
-def run(study, paths, *, dry_run: bool, coding: bool = True, fmt: str = "auto"):
+def run(study, paths, *, dry_run: bool, coding: bool = True, fmt: str = "auto", options=None):
     keep = CodingFilter(default_rules()) if coding else None
-    report = import_files(study, paths, fmt=fmt, keep=keep, dry_run=dry_run)
+    report = import_files(study, paths, fmt=fmt, keep=keep, dry_run=dry_run, writer_options=options)
     return report, (keep.result() if keep else None)
 
 
@@ -217,14 +218,15 @@ def test_the_dry_run_is_the_real_run_with_the_writer_thread_too(
 ):
     """PostgreSQL COPY, from the writer thread or not (it needs committed rows, so
     `transactional_db`): what a dry run counts is what the real run writes and counts."""
-    monkeypatch.setattr(writer_module, "THREADED", threaded)
+    options = WriterOptions.for_connection(thread=threaded)
     monkeypatch.setattr(writer_module, "BATCH_SIZE", 2)
     study = make_study(f"pg-{threaded}".lower())
     one = write(tmp_path / "mix.jsonl", LINES)
     two = write(tmp_path / "copy.jsonl", LINES)
-    run(study, [write(tmp_path / "head.jsonl", LINES[:2])], dry_run=False, coding=False)
-    dry, dry_filter = run(study, [one, two], dry_run=True)
-    real, real_filter = run(study, [one, two], dry_run=False)
+    head = write(tmp_path / "head.jsonl", LINES[:2])
+    run(study, [head], dry_run=False, coding=False, options=options)
+    dry, dry_filter = run(study, [one, two], dry_run=True, options=options)
+    real, real_filter = run(study, [one, two], dry_run=False, options=options)
     assert (counts(dry), dry.errors, dry_filter) == (counts(real), real.errors, real_filter)
     assert adds_up(real) and real_filter["matched"] == real.conversations
     assert Conversation.objects.filter(study=study).count() == 2 + real.conversations

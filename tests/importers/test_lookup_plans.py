@@ -11,10 +11,10 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from annotation import models as models_module
 from annotation.importers import import_files
 from annotation.importers import writer as writer_module
 from annotation.models import Conversation
+from annotation.models import corpus as models_module
 from tests.factories import make_study
 
 pytestmark = pytest.mark.postgres

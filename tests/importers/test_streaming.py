@@ -9,6 +9,7 @@ import tracemalloc
 import pytest
 from django.db import DatabaseError, connection
 
+from annotation.db.options import WriterOptions
 from annotation.importers import ImportReport, import_files
 from annotation.importers import writer as writer_module
 from annotation.importers.json_array import read_json_array
@@ -221,9 +222,9 @@ def test_it_stores_the_same_rows_with_copy_and_bulk_create(db, tmp_path, monkeyp
     monkeypatch.setattr(writer_module, "BATCH_SIZE", 2)
     results = {}
     for use_copy in (True, False):
-        monkeypatch.setattr(writer_module, "USE_COPY", use_copy)
         study = make_study(f"s-{use_copy}".lower())
-        report = import_files(study, [path])
+        options = WriterOptions.for_connection(copy=use_copy)
+        report = import_files(study, [path], writer_options=options)
         assert (report.conversations, report.turns, report.rejected) == (5, 10, 0)
         results[use_copy] = rows(study)
     assert results[True] == results[False]

@@ -12,6 +12,7 @@ import threading
 import pytest
 from django.db import transaction
 
+from annotation.db.options import WriterOptions
 from annotation.importers import ImportReport, import_files
 from annotation.importers import writer as writer_module
 from annotation.importers.base import BuiltConversation, BuiltTurn
@@ -19,6 +20,8 @@ from annotation.models import Conversation
 from tests.factories import make_study
 
 from .conftest import stored
+
+COPY = WriterOptions(copy=True, thread=True)
 
 pytestmark = pytest.mark.postgres
 
@@ -51,16 +54,16 @@ def test_the_thread_stores_rejects_and_counts_what_the_plain_writer_does(
     path = files.jsonl("a.jsonl", *records, "not json", native("c9", "after the bad line"))
     results = {}
     for threaded in (False, True):
-        monkeypatch.setattr(writer_module, "THREADED", threaded)
         writes.clear()
         study = make_study(f"s-{threaded}".lower())
-        report = import_files(study, [path])
+        options = WriterOptions.for_connection(thread=threaded)
+        report = import_files(study, [path], writer_options=options)
         assert writes and all(name.startswith("import-writer") == threaded for name in writes), (
             writes
         )
         results[threaded] = (stored(study), report.as_dict())
         # a re-import finds every record already there, the batch in flight too
-        again = import_files(study, [path])
+        again = import_files(study, [path], writer_options=options)
         assert (again.conversations, again.already_imported) == (0, report.conversations)
     assert results[True] == results[False]
     report = results[True][1]
@@ -87,7 +90,7 @@ def built(cid: str, user_text: str = "q") -> BuiltConversation:
 
 def test_a_batch_refused_in_the_thread_is_retried_record_by_record(transactional_db, writes):
     report = ImportReport()
-    writer = writer_module.Writer(make_study(), report, use_copy=True)
+    writer = writer_module.Writer(make_study(), report, options=COPY)
     assert writer.threaded
     for conversation in (built("c1"), built("c2", user_text="a\x00b"), built("c3")):
         writer.add(conversation)
@@ -156,8 +159,8 @@ def test_progress_never_runs_ahead_of_the_database(transactional_db, files, writ
 
 def test_no_thread_inside_a_transaction(transactional_db):
     study = make_study()
-    assert writer_module.Writer(study, ImportReport(), use_copy=True).threaded
+    assert writer_module.Writer(study, ImportReport(), options=COPY).threaded
     with transaction.atomic():
         # a second connection would not see the study row of an uncommitted transaction
-        assert not writer_module.Writer(study, ImportReport(), use_copy=True).threaded
-    assert not writer_module.Writer(study, ImportReport(), use_copy=True, dry_run=True).threaded
+        assert not writer_module.Writer(study, ImportReport(), options=COPY).threaded
+    assert not writer_module.Writer(study, ImportReport(), options=COPY, dry_run=True).threaded

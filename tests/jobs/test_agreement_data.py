@@ -13,6 +13,7 @@ from annotation.agreement.data import compute_study_report, data_stamp, load_rec
 from annotation.agreement.extras import build_extras
 from annotation.agreement.stats import agreement_report
 from annotation.agreement.versus import versus_reference
+from annotation.db import columns as columns_module
 from annotation.models import Annotation, CardState, Comment, Consensus, Conversation, StudyGold
 from tests.factories import (
     AMBIGUOUS,
@@ -286,7 +287,7 @@ def test_judges_shared_cards_and_the_gold_give_the_numbers_of_the_label_set_path
 
 @pytest.mark.postgres
 def test_copy_gives_the_rows_a_cursor_gives(study, labelled, monkeypatch):
-    monkeypatch.setattr(rows, "COPY_BLOCK_BYTES", 40)  # a block ends inside a row
+    monkeypatch.setattr(columns_module, "COPY_BLOCK_BYTES", 40)  # a block ends inside a row
     for sql, params in [
         (rows._annotations_sql(), [True, 1, study.pk]),
         (rows._consensus_sql(), [True, study.pk]),

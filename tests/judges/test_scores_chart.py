@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from annotation.agreement.svg import pr_chart
+from annotation.charts import pr_chart
 
 NS = "{http://www.w3.org/2000/svg}"
 

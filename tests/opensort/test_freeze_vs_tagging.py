@@ -13,7 +13,7 @@ from annotation.opensort import board as ops
 from annotation.opensort import freeze as freeze_module
 from annotation.opensort import tagging
 from annotation.opensort.freeze import FreezeRefused, freeze
-from annotation.views import opensort_tags
+from annotation.views.shared import tags as opensort_tags
 from tests.factories import make_conversation, make_group, make_user
 from tests.opensort.tag_helpers import post_tags
 

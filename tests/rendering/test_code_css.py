@@ -8,7 +8,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from annotation.agreement.svg import contrast
+from annotation.charts import contrast
 
 CODE_CSS = Path(settings.BASE_DIR) / "static" / "css" / "code.css"
 AA = 4.5

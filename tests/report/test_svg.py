@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from annotation.agreement.svg import Bar, bar_chart, esc, heatmap
+from annotation.charts import Bar, bar_chart, esc, heatmap
 
 NS = "{http://www.w3.org/2000/svg}"
 

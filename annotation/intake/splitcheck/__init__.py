@@ -18,6 +18,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from ...models import Conversation, Study, Turn
+from ...splitcheck_codes import CORRECT, ENTRY_AXIS, RIGHT_SPLIT
 from . import boundaries, entries
 from .common import METADATA_KEY, SOURCE_FORMAT, SplitCheckError, check_of
 from .entries import open_proposals
@@ -25,9 +26,6 @@ from .entries import open_proposals
 ENTRIES, BOUNDARIES = "entries", "boundaries"
 UNITS = (ENTRIES, BOUNDARIES)
 PRESET = boundaries.PRESET
-RIGHT_SPLIT = boundaries.RIGHT_SPLIT
-CORRECT = entries.CORRECT
-ENTRY_AXIS = entries.AXIS
 
 __all__ = [
     "BOUNDARIES",
@@ -41,6 +39,7 @@ __all__ = [
     "UNITS",
     "SplitCheckError",
     "card_context",
+    "card_provider",
     "check_of",
     "count_units",
     "create_split_check",
@@ -96,3 +95,8 @@ def card_context(conversation: Conversation) -> dict:
     if check.get("unit") == entries.UNIT:
         return entries.card_context(check)
     return boundaries.card_context(check)
+
+
+def card_provider(card) -> dict:
+    """The card page's provider (annotation/card): the turn panel's context."""
+    return turn_context(card.turn)

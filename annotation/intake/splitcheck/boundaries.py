@@ -19,10 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...models import Conversation, SetAside, Study, Turn
+from ...splitcheck_codes import BOUNDARIES_PRESET
 from .common import Card, Size, check_slug, draw, new_study, size
 
-PRESET = "split-check"
-RIGHT_SPLIT = "right_split"
+PRESET = BOUNDARIES_PRESET
 EMPTY = "no conversation of it is split yet"
 NOUN = "split points"
 

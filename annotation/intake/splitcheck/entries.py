@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from django.db.models import Exists, OuterRef, Q
 
 from ...models import Conversation, Job, JobKind, JobStatus, SetAside, SplitProposal, Study, Turn
+from ...splitcheck_codes import ENTRIES_PRESET, ENTRY_AXIS
 from .common import Card, Size, check_slug, draw, new_study, size
 
-PRESET = "split-check-entries"
-AXIS = "entry"
-CORRECT = "correct"
+PRESET = ENTRIES_PRESET
+AXIS = ENTRY_AXIS
 UNIT = "entry"  # the metadata's "unit"
 EMPTY = "no conversation of it was offered to the splitter"
 NOUN = "entries"

@@ -1,5 +1,5 @@
 """python manage.py import_episodes SLUG FILE [--run NAME] [--min-confidence X]
-[--source MODEL] [--parameters JSON]: an extractor's episodes (annotation/episodes/importer.py)."""
+[--source MODEL] [--parameters JSON]: an extractor's episodes (annotation/importers/episodes.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 
 from django.core.management.base import CommandError
 
-from annotation.episodes.importer import EpisodeImportError, import_episodes
+from annotation.importers.episodes import EpisodeImportError, import_episodes
 from annotation.management.study_command import StudyCommand
 
 

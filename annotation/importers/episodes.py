@@ -33,7 +33,10 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from .. import conversation_keys
-from ..importers.annotations import read_label_lines
+from ..db.sql import copy_lines, copy_text, in_list, next_ids, query_rows
+from ..episodes.labels import axes_of, check_labels
+from ..episodes.parts import PARTS, REPLY_PART_KINDS, find_quote, texts_of
+from ..episodes.reasons import check_reason
 from ..models import (
     Conversation,
     Episode,
@@ -44,10 +47,7 @@ from ..models import (
     Study,
     Turn,
 )
-from ..sql import copy_lines, copy_text, in_list, next_ids, query_rows
-from .labels import axes_of, check_labels
-from .parts import PARTS, REPLY_PART_KINDS, find_quote, texts_of
-from .reasons import check_reason
+from .annotations import read_label_lines
 
 MAX_GOAL = 10_000
 COUNT_KEYS = ("read", "imported", "dropped_confidence", "rejected", "quotes_missing")

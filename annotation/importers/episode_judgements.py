@@ -33,7 +33,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from .. import conversation_keys
-from ..importers.label_seats import LabelRecordError, Seating
+from ..episodes.labels import axes_of, check_labels
+from ..episodes.reasons import check_reason
 from ..models import (
     CardStatus,
     Conversation,
@@ -48,8 +49,7 @@ from ..models import (
     Study,
     Unit,
 )
-from .labels import axes_of, check_labels
-from .reasons import check_reason
+from .label_seats import LabelRecordError, Seating
 
 EPISODE_KEYS = ("episode", "valid", "first_turn", "last_turn")
 

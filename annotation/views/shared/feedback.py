@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from ..conversation_keys import shortened
+from ...conversation_keys import shortened
 
 
 def names(types: Iterable) -> str:

@@ -1,6 +1,7 @@
-"""SQL for the bulk paths (the importers' writes, the label import's reads), where the ORM
-costs more than the database: building Django lookups over 2,000 ids, or a model object a
-row. PostgreSQL gets COPY and typed arrays; SQLite gets json_each and executemany."""
+"""SQL for the bulk paths (the importers' writes, the label import's reads, the gold
+export's tables), where the ORM costs more than the database: building Django lookups over
+2,000 ids, or a model object a row. PostgreSQL gets COPY and typed arrays; SQLite gets
+json_each and executemany."""
 
 from __future__ import annotations
 
@@ -67,3 +68,14 @@ def copy_data(table: str, columns: str, data: bytes) -> None:
         cursor.cursor.copy_expert(
             f'COPY "{table}" ({columns}) FROM STDIN', io.BytesIO(data), size=COPY_PIECE
         )
+
+
+def copy_out_csv(queryset) -> io.BytesIO:
+    """PostgreSQL: a queryset's rows in COPY's CSV (NULL an empty field, the empty string a
+    quoted one), for pyarrow to parse in C (exports/arrow.read_table)."""
+    sql, params = queryset.query.sql_with_params()
+    data = io.BytesIO()
+    with connection.cursor() as cursor, connection.wrap_database_errors:
+        query = connection.ops.compose_sql(sql, params)
+        cursor.copy_expert(f"COPY ({query}) TO STDOUT WITH (FORMAT csv)", data)
+    return data

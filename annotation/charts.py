@@ -1,6 +1,7 @@
-"""Charts of the report page as SVG strings, drawn on the server: readable without
-JavaScript, printable, and scalable (a viewBox, width 100%). Pure functions of their
-arguments; every text is escaped, every chart has a <title>/<desc> for screen readers and
+"""Charts as SVG strings, drawn on the server (the report page's bars and heatmaps, and the
+drawing vocabulary the open sort's dendrogram shares: fonts, lines, escaping, text widths):
+readable without JavaScript, printable, and scalable (a viewBox, width 100%). Pure functions
+of their arguments; every text is escaped, every chart has a <title>/<desc> for screen readers and
 every mark a <title> tooltip.
 
     bar_chart(bars, *, title, ...) -> str   horizontal bars with whiskers and a zero line

@@ -4,8 +4,8 @@ taxonomy move carried shown with the label as its annotator gave it."""
 
 from __future__ import annotations
 
-from ..access import DiscussionCard
-from ..models import Annotation
+from ...access import DiscussionCard
+from ...models import Annotation
 
 
 def rounds_table(

@@ -1,0 +1,9 @@
+"""Vendor-specific SQL, in one place (PostgreSQL: COPY, typed arrays, ON CONFLICT; SQLite:
+json_each, executemany), behind functions that give the same result on both:
+
+- sql.py: the bulk paths' helpers (ids as one parameter, sequences, COPY in and out);
+- columns.py: integer columns of a query into numpy arrays (COPY binary on PostgreSQL);
+- inserts.py: inserts where a row may be there already (card states, assignments);
+- options.py: WriterOptions, how the bulk writer writes on a connection (COPY, its thread,
+  the fingerprint check), built once and passed in.
+"""

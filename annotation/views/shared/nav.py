@@ -1,0 +1,144 @@
+"""Finding one's way between pages: the home page's progress per study, the filters of "My
+cards", the count of cards waiting to be discussed, and the moderator's next escalated card.
+Every count here is one grouped query, whatever the number of studies, groups or cards."""
+
+from __future__ import annotations
+
+from django.db.models import Count, Q, QuerySet, Sum
+
+from ...forms import MyCardsFilter
+from ...models import (
+    Annotation,
+    Assignment,
+    CardState,
+    CardStatus,
+    Group,
+    Membership,
+    Role,
+    Study,
+    Turn,
+)
+from ...opensort import tagging
+
+# --- the home page -----------------------------------------------------------------------
+
+
+def studies_progress(user, studies: list[Study]) -> list[dict]:
+    """One row per study: {study, done, total} (my round-1 labels or open-sort tag sets, my
+    cards) and, where I lead, `states`: the study's cards per state, summed over its groups (a
+    card shared by two groups counts in each). Seven queries at most, whatever the number of
+    studies."""
+    ids = [s.pk for s in studies]
+    if not ids:
+        return []
+    if user.is_superuser:
+        leads = set(ids)
+    else:
+        memberships = Membership.objects.filter(user=user, study_id__in=ids, role=Role.LEAD)
+        leads = set(memberships.values_list("study_id", flat=True))
+    mine = Turn.objects.filter(
+        conversation__study_id__in=ids, conversation__assignments__group__annotators=user
+    )
+    totals = _count_by(mine, "conversation__study_id")
+    labelled = Annotation.objects.filter(
+        turn__in=mine.values("pk"), annotator=user, round=1, is_current=True
+    )
+    done = _count_by(labelled, "turn__conversation__study_id")
+    # cards tagged in an open sort count as done too (once: not those labelled since)
+    tagged = tagging.tagged_without_labels(user).filter(turn__in=mine.values("pk"))
+    for study_id, n in _count_by(tagged, "turn__conversation__study_id").items():
+        done[study_id] = done.get(study_id, 0) + n
+    states = _states_by_study(sorted(leads))
+    rows = []
+    for study in studies:
+        row = {"study": study, "done": done.get(study.pk, 0), "total": totals.get(study.pk, 0)}
+        if study.pk in leads:
+            row["states"] = states[study.pk]
+        rows.append(row)
+    return rows
+
+
+def _count_by(qs: QuerySet, field: str) -> dict[int, int]:
+    return dict(qs.order_by().values_list(field).annotate(n=Count("pk")))
+
+
+def _states_by_study(ids: list[int]) -> dict[int, dict[str, int]]:
+    """{study id: {status: cards}}; cards nobody labelled yet have no state row: open."""
+    if not ids:
+        return {}
+    cards = dict(
+        Assignment.objects.filter(group__study_id__in=ids)
+        .order_by()
+        .values_list("group__study_id")
+        .annotate(n=Sum("conversation__n_turns"))
+    )
+    rows = (
+        CardState.objects.filter(group__study_id__in=ids)
+        .order_by()
+        .values_list("group__study_id", "status")
+        .annotate(n=Count("pk"))
+    )
+    out = {pk: dict.fromkeys(CardStatus.values, 0) for pk in ids}
+    for study_id, status, n in rows:
+        out[study_id][status] = n
+    for study_id, counts in out.items():
+        decided = sum(n for status, n in counts.items() if status != CardStatus.OPEN)
+        counts[CardStatus.OPEN] = (cards.get(study_id) or 0) - decided
+    return out
+
+
+# --- my cards and my queue -------------------------------------------------------------------
+
+
+def filter_my_cards(cards: QuerySet, form: MyCardsFilter) -> QuerySet:
+    """`cards` (annotated with `done` and `status`) as the valid `form` asks."""
+    state, text = form.cleaned_data["state"], form.cleaned_data["q"]
+    if state == "todo":
+        cards = cards.filter(done=False)
+    elif state == "labelled":
+        cards = cards.filter(done=True)
+    elif state:
+        cards = cards.filter(status=state)
+    if text:
+        cards = cards.filter(
+            Q(user_text__icontains=text)
+            | Q(reply_text__icontains=text)
+            | Q(conversation__external_id__icontains=text)
+            | Q(conversation__key__icontains=text)
+        )
+    return cards
+
+
+def to_discuss_count(user, study: Study) -> int:
+    """My disputed cards whose round under way waits for my labels."""
+    groups = user.annotation_groups.filter(study=study)
+    return (
+        CardState.objects.filter(group__in=groups, status=CardStatus.DISPUTED)
+        .with_labelled_by(user)
+        .filter(labelled=False)
+        .count()
+    )
+
+
+# --- the moderator's next escalated card --------------------------------------------------------
+
+
+def escalated_for(user, study: Study, role: str | None) -> QuerySet:
+    """The escalated cards `user` may decide (access.may_decide: the groups they moderate, all
+    for a lead, never one where they annotate), the longest waiting first, as the moderation
+    queue orders them."""
+    groups = Group.objects.filter(study=study)
+    if role != Role.LEAD:
+        groups = groups.filter(moderator=user)
+    groups = groups.exclude(annotators=user)
+    return CardState.objects.filter(group__in=groups, status=CardStatus.ESCALATED).order_by(
+        "updated_at", "pk"
+    )
+
+
+def escalated_left_after(user, study: Study, card) -> int | None:
+    """On a discussion page: how many escalated cards are left for its decider once the card
+    is decided (None: not decided, or not theirs to decide: no link)."""
+    if not card.may_decide or card.status != CardStatus.AGREED:
+        return None
+    return escalated_for(user, study, card.role).count()
