@@ -77,8 +77,8 @@ def worker(conversations: Path, episodes: Path) -> dict:
     django.setup()
     from django.core.management import call_command
 
-    from annotation.importers.episodes import import_episodes
     from annotation.importers import import_files
+    from annotation.importers.episodes import import_episodes
     from annotation.models import EvidenceQuote, Study
     from taxonomy.models import Taxonomy
 
