@@ -25,7 +25,7 @@ bounded by the batch size."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -100,17 +100,24 @@ def _name(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+Line = tuple[int, dict | None, str]  # (line number, parsed record or None, why not parsed)
+
+
 class _Importer:
-    def __init__(self, study: Study, path: Path, run: ExtractionRun, min_confidence, batch_size):
-        self.study, self.path, self.run = study, path, run
+    """Parsed records -> episodes of `run`: the file import and the llm-extract judge's
+    answers both come through here (`where` names their origin in the messages: a file's
+    path, or a conversation's model answer)."""
+
+    def __init__(self, study: Study, where: str, run: ExtractionRun, min_confidence, batch_size):
+        self.study, self.path, self.run = study, where, run
         self.min_confidence = min_confidence
         self.batch_size = batch_size
         self.axes = axes_of(study.taxonomy_version)
         self.report = EpisodeImportReport(run=run)
 
-    def batches(self) -> Iterator[list[tuple[int, dict | None, str]]]:
+    def batches(self, lines: Iterable[Line]) -> Iterator[list[Line]]:
         batch = []
-        for line in read_label_lines(self.path):
+        for line in lines:
             batch.append(line)
             if len(batch) >= self.batch_size:
                 yield batch
@@ -368,6 +375,31 @@ class _Importer:
         )
 
 
+def add_episode_records(
+    run: ExtractionRun,
+    lines: Iterable[Line],
+    *,
+    where: str,
+    min_confidence: float | None = None,
+    batch_size: int = 2000,
+    progress: Callable[[int], None] | None = None,
+) -> EpisodeImportReport:
+    """Parsed records (line number, record or None, why not) written as episodes of `run`,
+    checked as the module docstring says (quotes located, low confidence dropped, bad ones
+    rejected, each counted); the run's counts grow by this call's and are saved. The one
+    path of the file import and of the llm-extract judge (annotation/actions/judges.py);
+    the caller holds the transaction."""
+    importer = _Importer(run.study, where, run, min_confidence, batch_size)
+    for batch in importer.batches(lines):
+        importer.run_batch(batch)
+        if progress is not None:
+            progress(importer.report.counts["read"])
+    report = importer.report
+    run.counts = {k: run.counts.get(k, 0) + report.counts[k] for k in COUNT_KEYS}
+    run.save(update_fields=["counts"])
+    return report
+
+
 def import_episodes(
     study: Study,
     path: Path | str,
@@ -398,17 +430,16 @@ def import_episodes(
     params.update({"file": path.name, "min_confidence": min_confidence})
     with transaction.atomic():
         run = ExtractionRun.objects.create(study=study, name=name, source=source, parameters=params)
-        importer = _Importer(study, path, run, min_confidence, batch_size)
-        for batch in importer.batches():
-            importer.run_batch(batch)
-            if progress is not None:
-                progress(importer.report.counts["read"])
-        report = importer.report
-        run.counts = dict(report.counts)
+        report = add_episode_records(
+            run,
+            read_label_lines(path),
+            where=str(path),
+            min_confidence=min_confidence,
+            batch_size=batch_size,
+            progress=progress,
+        )
         if report.counts["imported"] == 0 and report.counts["rejected"]:
             # nothing of a file whose every line was refused stays, not even its run
             transaction.set_rollback(True)
             report.removed = True
-        else:
-            run.save(update_fields=["counts"])
     return report
