@@ -23,8 +23,9 @@ gets a row only when its score passes (a row that no longer passes is retracted)
 that does not apply to a card writes nothing. On a single-select axis (or one with a label
 limit) the highest scores are kept.
 
-`llm-extract` and `llm-validate` need episodes (issue 21): refused until they exist, as is
-`--units episodes`."""
+On episodes (`llm-extract`, `llm-validate`, `llm-annotate --units episodes`) prepare checks
+the extraction run, and estimate and execute hand over to judge_episodes.py (same budget,
+resume and job)."""
 
 from __future__ import annotations
 
@@ -61,7 +62,10 @@ from ..models import (
 )
 
 LLM_ANNOTATE = "llm-annotate"
-NEEDS_EPISODES = ("llm-extract", "llm-validate")
+LLM_EXTRACT = "llm-extract"
+LLM_VALIDATE = "llm-validate"
+LLM_JUDGES = (LLM_ANNOTATE, LLM_EXTRACT, LLM_VALIDATE)
+ON_EPISODES = (LLM_EXTRACT, LLM_VALIDATE)  # they work on sessions and episodes only
 BATCH = 100  # conversations read at a time
 ERRORS_SHOWN = 50
 MAX_PROMPT_CHARS = 50_000
@@ -94,7 +98,7 @@ def detectors() -> dict:
 
 
 def judge_names() -> list[str]:
-    return [LLM_ANNOTATE, *sorted(detectors())]
+    return [*LLM_JUDGES, *sorted(detectors())]
 
 
 @dataclass
@@ -114,22 +118,33 @@ class RunRequest:
     max_calls: int | None = None
     max_tokens: int | None = None
     threshold: float = 0.5
+    # an extraction run's name: llm-extract's to write (default llm-<model>@<digest6>),
+    # llm-validate's to judge, llm-annotate --units episodes' to label (default: every one)
+    run: str = ""
+    min_confidence: float | None = None  # llm-extract: episodes under it dropped, counted
 
     def check(self) -> RunRequest:
-        if self.judge in NEEDS_EPISODES:
-            raise JudgeRefused(
-                "judge", f"{self.judge} works on episodes, which do not exist yet (issue 21)"
-            )
         if self.judge not in judge_names():
             raise JudgeRefused(
                 "judge", f"unknown judge {self.judge!r}: choose one of {', '.join(judge_names())}"
             )
-        if self.units == JudgeUnits.EPISODES:
-            raise JudgeRefused(
-                "units", "episodes do not exist yet (issue 21): a judge runs on cards for now"
-            )
-        if self.units != JudgeUnits.CARDS:
+        if self.units not in (JudgeUnits.CARDS, JudgeUnits.EPISODES):
             raise JudgeRefused("units", f"{self.units!r} is not cards or episodes")
+        if self.judge in ON_EPISODES:
+            self.units = JudgeUnits.EPISODES  # a session's episodes, an episode's verdict
+        if self.units == JudgeUnits.EPISODES and self.judge not in LLM_JUDGES:
+            raise JudgeRefused("units", f"detector {self.judge} labels cards, not episodes")
+        if self.judge == LLM_VALIDATE and not self.run:
+            raise JudgeRefused("run", "name the extraction run whose episodes to validate")
+        if self.run and self.units != JudgeUnits.EPISODES:
+            raise JudgeRefused("run", "an extraction run is for a judge on episodes")
+        if len(self.run) > 100:
+            raise JudgeRefused("run", "a run's name has at most 100 characters")
+        if self.min_confidence is not None:
+            if self.judge != LLM_EXTRACT:
+                raise JudgeRefused("min_confidence", "only llm-extract drops by confidence")
+            if not 0 <= self.min_confidence <= 1:
+                raise JudgeRefused("min_confidence", f"{self.min_confidence:g} is not from 0 to 1")
         if self.conversations is not None and self.sample is not None:
             raise JudgeRefused("sample", "give a conversations file or a sample, not both")
         if self.sample is not None and self.sample < 1:
@@ -154,7 +169,11 @@ class RunRequest:
 
     @property
     def is_llm(self) -> bool:
-        return self.judge == LLM_ANNOTATE
+        return self.judge in LLM_JUDGES
+
+
+def on_episodes(run: JudgeRun) -> bool:
+    return run.units == JudgeUnits.EPISODES
 
 
 # -- who the judge is -------------------------------------------------------------------------
@@ -167,9 +186,12 @@ def model_slug(model: str) -> str:
     return _NOT_IN_USERNAME.sub("-", model.lower()).strip("-.")[:100] or "model"
 
 
-def llm_version(judge: str, model: str, prompt: str, temperature: float) -> str:
+def llm_version(
+    judge: str, model: str, prompt: str, temperature: float, extra: dict | None = None
+) -> str:
     """An LLM judge's version: the first 6 hex digits of the digest of what decides its
-    answers (its prompt text and parameters)."""
+    answers (its prompt text and parameters; `extra`: an episode judge's own, such as its
+    units and minimum confidence)."""
     what = {
         "judge": judge,
         "model": model,
@@ -177,6 +199,7 @@ def llm_version(judge: str, model: str, prompt: str, temperature: float) -> str:
         "temperature": float(temperature),
         "max_answer_tokens": llm.MAX_ANSWER_TOKENS,
         "max_context_chars": llm.MAX_CONTEXT_CHARS,
+        **(extra or {}),
     }
     return digest_of(what)[:6]
 
@@ -261,6 +284,8 @@ def _scored(run: JudgeRun):
 def prepare(study: Study, request: RunRequest, by=None) -> JudgeRun:
     """The run to go on with (see the module's docstring), with its estimate; JudgeRefused
     for a request that cannot be run."""
+    from . import judge_episodes
+
     request.check()
     group = _group_of(study, request.group)
     params = {
@@ -271,8 +296,14 @@ def prepare(study: Study, request: RunRequest, by=None) -> JudgeRun:
     model, prompt = "", ""
     if request.is_llm:
         model = request.model or _configured_model()
-        prompt = request.prompt if request.prompt is not None else llm.default_prompt()
-        version = llm_version(request.judge, model, prompt, request.temperature)
+        prompt = request.prompt
+        if prompt is None:
+            episodes = request.units == JudgeUnits.EPISODES
+            prompt = (
+                judge_episodes.default_prompt(request.judge) if episodes else llm.default_prompt()
+            )
+        extra = judge_episodes.version_extra(request)
+        version = llm_version(request.judge, model, prompt, request.temperature, extra)
         username = f"llm-{model_slug(model)}@{version}"
     else:
         detector = detectors()[request.judge]
@@ -292,6 +323,8 @@ def prepare(study: Study, request: RunRequest, by=None) -> JudgeRun:
         run.units, run.model, run.threshold = request.units, model, request.threshold
         run.prompt_text, run.prompt_digest = prompt, digest_of(prompt) if prompt else ""
         run.params = {**run.params, **params}
+        if run.units == JudgeUnits.EPISODES:
+            judge_episodes.check_extraction_run(run, username)
         run.counts = {**run.counts, "estimate": estimate(run)}
         run.save()
     return run
@@ -331,7 +364,11 @@ def estimate(run: JudgeRun) -> dict:
     """Calls and tokens the run would take for the cards it has still to score, from the
     stored texts' lengths (no call): one call per card; its prompt, characters / 4 of the
     system prompt, the taxonomy, the context and the card; its answer, a fixed guess.
-    One query over the turns' lengths."""
+    One query over the turns' lengths. A judge on episodes: judge_episodes.estimate."""
+    if on_episodes(run):
+        from . import judge_episodes
+
+        return judge_episodes.estimate(run)
     rows = (
         _cards(run)
         .annotate(u=Length("user_text"), r=Length("reply_text"), done=_scored(run))
@@ -445,7 +482,7 @@ class _Runner:
             self.counts.setdefault(name, 0)
         self.counts.setdefault("error_lines", [])
         self.client = None  # a ModelClient, for an LLM judge
-        if run.judge == LLM_ANNOTATE:
+        if run.judge in LLM_JUDGES:
             self.taxonomy = llm.TaxonomyText.of(self.version)
             self.schema = self.taxonomy.schema()
         else:
@@ -465,26 +502,26 @@ class _Runner:
         if len(self.counts["error_lines"]) < ERRORS_SHOWN:
             self.counts["error_lines"].append(line)
 
-    def score_llm(self, card: Turn, turns: list[llm.TurnText]) -> dict | None:
+    def ask(self, messages: list[dict], schema: dict, schema_name: str, where: str):
+        """The model's parsed answer, its calls and tokens counted (a cached one costs
+        nothing); None (an error counted, naming `where`) when it gave none. _Stop past
+        the budget, before the call."""
         from ..judges.client import ModelError
 
         if why := self.over_budget():
             raise _Stop(why)
-        here = turns[-1]
-        context = llm.context_of(turns[:-1])
-        messages = llm.messages_for(self.run.prompt_text, self.taxonomy, here, context)
         before = self.client.calls
         try:
             answer = self.client.ask(
                 messages,
-                schema=self.schema,
-                schema_name=llm.SCHEMA_NAME,
+                schema=schema,
+                schema_name=schema_name,
                 temperature=self.run.params.get("temperature", 0.0),
                 max_tokens=llm.MAX_ANSWER_TOKENS,
             )
         except ModelError as exc:
             self.run.calls += self.client.calls - before
-            self.error(f"{card.conversation.external_id} turn {card.index}: {exc}")
+            self.error(f"{where}: {exc}")
             return None
         self.run.calls += self.client.calls - before
         if answer.cached:
@@ -492,7 +529,17 @@ class _Runner:
         else:
             self.run.prompt_tokens += answer.prompt_tokens or 0
             self.run.completion_tokens += answer.completion_tokens or 0
-        found = llm.read_answer(answer.data, self.taxonomy, [*context, here])
+        return answer.data
+
+    def score_llm(self, card: Turn, turns: list[llm.TurnText]) -> dict | None:
+        here = turns[-1]
+        context = llm.context_of(turns[:-1])
+        messages = llm.messages_for(self.run.prompt_text, self.taxonomy, here, context)
+        where = f"{card.conversation.external_id} turn {card.index}"
+        data = self.ask(messages, self.schema, llm.SCHEMA_NAME, where)
+        if data is None:
+            return None
+        found = llm.read_answer(data, self.taxonomy, [*context, here])
         self.counts["quotes_dropped"] += found.quotes_dropped
         return found.scores
 
@@ -540,6 +587,24 @@ class _Runner:
         )  # fmt: skip
 
 
+def open_client(runner: _Runner) -> bool:
+    """The runner's model client from the settings; False (the run FAILED, saying what to
+    set) when the client is off."""
+    from ..judges.client import Endpoint, ModelClient, missing_settings
+
+    run = runner.run
+    endpoint = Endpoint.from_settings(run.model)
+    if endpoint is None:
+        runner.counts["stopped"] = "the model client is off: set " + " and ".join(
+            missing_settings(run.model)
+        )
+        run.status, run.finished_at = JudgeRunStatus.FAILED, timezone.now()
+        runner.save()
+        return False
+    runner.client = ModelClient(endpoint)
+    return True
+
+
 def _detector_scores(detector, found, texts: list[llm.TurnText]) -> dict | None:
     """A detector's finding on a card as scores; its evidence's turns (positions from 0)
     as the turns' indexes."""
@@ -555,6 +620,10 @@ def execute(run: JudgeRun, progress: Progress | None = None) -> JudgeRun:
     """Score the run's cards still to score (see the module's docstring): DONE, or STOPPED
     by its budget (counts["stopped"] says why), or FAILED when no card got an answer."""
     progress = progress or (lambda done, total, message="": None)
+    if on_episodes(run):
+        from . import judge_episodes
+
+        return judge_episodes.execute(run, progress)
     runner = _Runner(run, progress)
     counts = runner.counts
     counts.pop("stopped", None)
@@ -565,18 +634,8 @@ def execute(run: JudgeRun, progress: Progress | None = None) -> JudgeRun:
     counts["units_done"] = counts["already_scored"]
     run.status, run.started_at, run.finished_at = JudgeRunStatus.RUNNING, timezone.now(), None
     runner.save()
-    if run.judge == LLM_ANNOTATE:
-        from ..judges.client import Endpoint, ModelClient, missing_settings
-
-        endpoint = Endpoint.from_settings(run.model)
-        if endpoint is None:
-            counts["stopped"] = "the model client is off: set " + " and ".join(
-                missing_settings(run.model)
-            )
-            run.status, run.finished_at = JudgeRunStatus.FAILED, timezone.now()
-            runner.save()
-            return run
-        runner.client = ModelClient(endpoint)
+    if run.judge == LLM_ANNOTATE and not open_client(runner):
+        return run
     # the conversations with a card to score, by a subquery (no list of ids in the query:
     # SQLite takes at most 32,766 parameters)
     pending = cards.exclude(_scored(run)).values_list("conversation_id", flat=True)
@@ -664,6 +723,8 @@ def rethreshold(run: JudgeRun, threshold: float) -> dict:
         raise JudgeRefused("threshold", f"{threshold:g} is not from 0 to 1")
     if run.status in (JudgeRunStatus.PLANNED, JudgeRunStatus.RUNNING):
         raise JudgeRefused("run", f"run #{run.pk} is {run.status}: its scores are not all kept yet")
+    if on_episodes(run):
+        raise JudgeRefused("run", f"run #{run.pk} is on episodes: relabelling is for cards")
     types = run.study.taxonomy_version.types_by_code()
     by_card: dict[int, dict] = {}
     for turn_id, code, score, evidence in run.scores.values_list(
@@ -682,16 +743,29 @@ def rethreshold(run: JudgeRun, threshold: float) -> dict:
     return {"cards": len(by_card), "labelled": labelled}
 
 
+def unit_word(run: JudgeRun) -> str:
+    """What a run goes through: cards, sessions (llm-extract) or episodes."""
+    return run.unit_word
+
+
 def summary(run: JudgeRun) -> str:
     c = run.counts
     text = (
         f"{run.judge}@{run.version} ({run.status}): {c.get('units_done', 0)} of "
-        f"{c.get('units_total', 0)} cards judged ({c.get('already_scored', 0)} scored before), "
+        f"{c.get('units_total', 0)} {unit_word(run)} judged "
+        f"({c.get('already_scored', 0)} scored before), "
         f"{c.get('labelled', 0)} labelled, {c.get('not_applicable', 0)} not applicable, "
         f"{c.get('quotes_dropped', 0)} quotes dropped, {c.get('errors', 0)} errors; "
         f"{run.calls} calls ({c.get('cached', 0)} from the call cache), "
         f"{run.prompt_tokens + run.completion_tokens} tokens"
     )
+    if run.judge == LLM_EXTRACT:
+        text += (
+            f"; extraction run {run.params.get('extraction_name', '?')}: "
+            f"{c.get('episodes_imported', 0)} episodes written, "
+            f"{c.get('dropped_confidence', 0)} dropped for confidence, "
+            f"{c.get('rejected', 0)} rejected"
+        )
     if c.get("stopped"):
         text += f". {c['stopped']}"
     return text
@@ -699,9 +773,10 @@ def summary(run: JudgeRun) -> str:
 
 def estimate_line(run: JudgeRun) -> str:
     e = run.counts.get("estimate", {})
+    units = e.get("units", e.get("cards", 0))
     return (
         f"Dry run of {run.judge}@{run.version} on group {run.group.name if run.group else '-'}: "
-        f"{e.get('to_score', 0)} of {e.get('cards', 0)} cards to score, about "
+        f"{e.get('to_score', 0)} of {units} {unit_word(run)} to score, about "
         f"{e.get('calls', 0)} calls and {e.get('tokens', 0)} tokens "
         f"({e.get('prompt_tokens', 0)} prompt, {e.get('completion_tokens', 0)} completion); "
         "nothing was called"

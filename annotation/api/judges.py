@@ -33,7 +33,10 @@ BIG = 2**31 - 1
 
 
 class JudgeRunInputSerializer(ClosedSerializer):
-    judge = TextField(max_length=100, help_text="llm-annotate or a detector's name")
+    judge = TextField(
+        max_length=100,
+        help_text="llm-annotate, llm-extract, llm-validate or a detector's name",
+    )
     group = TextField(required=False, max_length=100, help_text="default: the study's only group")
     units = serializers.ChoiceField(required=False, choices=["cards", "episodes"])
     conversations = serializers.ListField(
@@ -47,6 +50,14 @@ class JudgeRunInputSerializer(ClosedSerializer):
     max_calls = StrictIntegerField(required=False, min_value=1, max_value=BIG)
     max_tokens = StrictIntegerField(required=False, min_value=1, max_value=BIG)
     threshold = serializers.FloatField(required=False, min_value=0, max_value=1)
+    run = TextField(
+        required=False, max_length=100,
+        help_text="an extraction run: llm-extract's to write, llm-validate's to judge, "
+        "llm-annotate on episodes' to label",
+    )  # fmt: skip
+    min_confidence = serializers.FloatField(
+        required=False, min_value=0, max_value=1, help_text="llm-extract: drop episodes under it"
+    )
     dry_run = StrictBooleanField(required=False, help_text="estimate only: nothing is called")
 
 

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
 
 from taxonomy.models import Type
 
 from .corpus import Turn
+from .episodes import Episode
 from .study import Group, Study
 
 
@@ -79,22 +81,47 @@ class JudgeRun(models.Model):
     def __str__(self) -> str:
         return f"{self.judge}@{self.version} on {self.study_id}"
 
+    @property
+    def unit_word(self) -> str:
+        """What the run goes through: sessions (llm-extract), episodes or cards."""
+        if self.judge == "llm-extract":
+            return "sessions"
+        return "episodes" if self.units == JudgeUnits.EPISODES else "cards"
+
 
 class JudgeScore(models.Model):
-    """The score a run gave one type on one card, with the evidence it gave (turns, quotes,
-    detail). A judge that does not apply to a card writes nothing for it."""
+    """The score a run gave one type on one card or one episode (exactly one of `turn` and
+    `episode`), with the evidence it gave (turns, quotes, detail). A judge that does not
+    apply to a card writes nothing for it. An `llm-validate` verdict on an episode is a row
+    without a type: score 1 valid, 0 invalid, its reason and rationale in the evidence."""
 
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="scores")
-    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="+")
-    type = models.ForeignKey(Type, on_delete=models.PROTECT, related_name="+")
+    turn = models.ForeignKey(
+        Turn, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    episode = models.ForeignKey(
+        Episode, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    type = models.ForeignKey(
+        Type, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     score = models.FloatField()
     # {"turns": [indexes], "quotes": [...], "detail": "..."}
     evidence = models.JSONField(default=dict, blank=True)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["run", "turn", "type"], name="uniq_judge_score")
+            models.UniqueConstraint(fields=["run", "turn", "type"], name="uniq_judge_score"),
+            models.UniqueConstraint(
+                fields=["run", "episode", "type"], name="uniq_judge_episode_score"
+            ),
+            models.CheckConstraint(
+                condition=Q(turn__isnull=True, episode__isnull=False)
+                | Q(turn__isnull=False, episode__isnull=True),
+                name="judge_score_one_unit",
+            ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.run_id}: {self.turn_id} {self.type_id} {self.score:.3f}"
+        unit = f"episode {self.episode_id}" if self.episode_id else self.turn_id
+        return f"{self.run_id}: {unit} {self.type_id} {self.score:.3f}"

@@ -147,8 +147,8 @@ def test_the_api_lists_and_starts_runs_for_leads_only(
     assert [r["status"] for r in listed["results"]] == ["stopped"]
     assert listed["results"][0]["judge_user"].startswith("llm-fake-model@")
 
-    refused = api.post(url, {"judge": "llm-annotate", "units": "episodes"}, format="json")
-    assert refused.status_code == 400 and "issue 21" in refused.json()["units"][0]
+    refused = api.post(url, {"judge": "llm-validate", "run": "nope"}, format="json")
+    assert refused.status_code == 400 and "no extraction run 'nope'" in refused.json()["run"][0]
     unknown = api.post(url, {"judge": "x", "colour": 1}, format="json")
     assert unknown.status_code == 400 and "colour" in unknown.json()
 

@@ -286,9 +286,13 @@ def test_a_sample_and_a_conversations_file_choose_the_cards(study, group, fake_m
 @pytest.mark.parametrize(
     "request_, field",
     [
-        (RunRequest(judge="llm-annotate", units="episodes"), "units"),
-        (RunRequest(judge="llm-extract"), "judge"),
-        (RunRequest(judge="llm-validate"), "judge"),
+        (RunRequest(judge="llm-annotate", units="turns"), "units"),
+        (RunRequest(judge="llm-annotate", run="x"), "run"),
+        (RunRequest(judge="llm-annotate", units="episodes", run="x"), "run"),
+        (RunRequest(judge="llm-annotate", min_confidence=0.5), "min_confidence"),
+        (RunRequest(judge="llm-extract", min_confidence=2), "min_confidence"),
+        (RunRequest(judge="llm-validate"), "run"),
+        (RunRequest(judge="llm-validate", run="nope"), "run"),
         (RunRequest(judge="no-such-judge"), "judge"),
         (RunRequest(judge="llm-annotate", threshold=2), "threshold"),
         (RunRequest(judge="llm-annotate", max_calls=0), "max_calls"),
@@ -302,9 +306,9 @@ def test_what_cannot_be_run_is_refused_naming_the_parameter(study, group, reques
     assert not JudgeRun.objects.exists()
 
 
-def test_episodes_are_refused_with_a_clear_message(study, group):
-    with pytest.raises(CommandError, match=r"--units: episodes do not exist yet \(issue 21\)"):
-        call_command("run_judge", "s1", "--judge", "llm-annotate", "--units", "episodes")
+def test_a_validator_without_its_run_is_refused_with_a_clear_message(study, group):
+    with pytest.raises(CommandError, match=r"--run: name the extraction run"):
+        call_command("run_judge", "s1", "--judge", "llm-validate")
 
 
 def test_without_an_endpoint_the_run_fails_saying_what_to_set(study, group, settings):

@@ -1,11 +1,15 @@
 """python manage.py run_judge SLUG --judge NAME [--group G] [--units cards|episodes]
     [--conversations FILE | --sample N --seed S] [--model M] [--prompt FILE]
     [--temperature T] [--max-calls N] [--max-tokens N] [--threshold X] [--dry-run]
+    [--run NAME] [--min-confidence X]
 python manage.py run_judge SLUG --rethreshold RUN_ID X
 
-Runs a machine judge over a group's cards in this process, as a JUDGE job
+Runs a machine judge over a group's cards or episodes in this process, as a JUDGE job
 (annotation/actions/judges.py): NAME is `llm-annotate` (the configured model, CARDSORT_LLM_*)
-or a rule-based detector's name. Its labels are its pseudo-user's round-1 labels (seated as
+or a rule-based detector's name, on cards; on episodes (annotation/actions/judge_episodes.py)
+`llm-extract [--run NAME] [--min-confidence X]` writes a session's episodes as an extraction
+run, `llm-validate --run NAME` judges that run's episodes, and `llm-annotate --units episodes
+[--run NAME]` labels them. Its labels are its pseudo-user's round-1 labels (seated as
 the group's judge; they never vote), its scores kept apart. `--dry-run` prints the estimate
 of calls and tokens and saves it as a planned run, calling nothing. Past its budget
 (`--max-calls`, `--max-tokens`) the run stops; the same command with a larger budget resumes
@@ -36,13 +40,22 @@ MAX_FILE_BYTES = 10_000_000
 
 
 class Command(StudyCommand):
-    help = "Run a machine judge (llm-annotate or a detector) over a group's cards."
+    help = "Run a machine judge (an LLM judge or a detector) over a group's cards or episodes."
 
     def add_arguments(self, parser):
         super().add_arguments(parser)
         parser.add_argument("--judge", help="llm-annotate or a detector's name")
         parser.add_argument("--group", default="", help="the group (default: the only one)")
-        parser.add_argument("--units", default="cards", help="cards (episodes: issue 21)")
+        parser.add_argument("--units", default="cards", help="cards or episodes")
+        parser.add_argument(
+            "--run",
+            default="",
+            help="extraction run: llm-extract's to write, llm-validate's to judge, "
+            "llm-annotate --units episodes' to label",
+        )
+        parser.add_argument(
+            "--min-confidence", type=float, help="llm-extract: drop episodes under X"
+        )
         which = parser.add_mutually_exclusive_group()
         which.add_argument("--conversations", metavar="FILE", help="conversation ids, one a line")
         which.add_argument("--sample", type=int, help="a random sample of N conversations")
@@ -75,7 +88,8 @@ class Command(StudyCommand):
             study=study, kind=JobKind.JUDGE, params={"run": run.pk, "via": "command"}
         )
         job.claim_run()
-        job.start(total=run.counts["estimate"]["cards"])
+        estimate = run.counts["estimate"]
+        job.start(total=estimate.get("units", estimate.get("cards", 0)))
         try:
             execute_job(job, self.progress)
         except BaseException:
@@ -128,6 +142,8 @@ class Command(StudyCommand):
             max_calls=options["max_calls"],
             max_tokens=options["max_tokens"],
             threshold=options["threshold"],
+            run=options["run"],
+            min_confidence=options["min_confidence"],
         )
 
     def rethreshold(self, study, run_id: str, value: str) -> None:

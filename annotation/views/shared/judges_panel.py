@@ -18,6 +18,21 @@ RUNS_SHOWN = 20
 class JudgeRunForm(forms.Form):
     judge = forms.ChoiceField()
     group = forms.ChoiceField()
+    units = forms.ChoiceField(
+        required=False,
+        choices=[("cards", "cards"), ("episodes", "episodes")],
+        initial="cards",
+        help_text="llm-extract and llm-validate work on episodes",
+    )
+    run = forms.CharField(
+        required=False,
+        max_length=100,
+        label="Extraction run",
+        help_text="llm-extract's to write, llm-validate's to judge, llm-annotate's to label",
+    )
+    min_confidence = forms.FloatField(
+        required=False, min_value=0, max_value=1, help_text="llm-extract: drop episodes under it"
+    )
     sample = forms.IntegerField(required=False, min_value=1, help_text="conversations")
     seed = forms.IntegerField(required=False, initial=0)
     model = forms.CharField(required=False, max_length=200)
@@ -36,6 +51,9 @@ class JudgeRunForm(forms.Form):
         return RunRequest(
             judge=data["judge"],
             group=data["group"],
+            units=data["units"] or "cards",
+            run=data["run"].strip(),
+            min_confidence=data["min_confidence"],
             sample=data["sample"],
             seed=data["seed"] or 0,
             model=data["model"].strip(),
