@@ -303,6 +303,12 @@ def build(slug: str = "rich") -> m.Study:
         score=0.75,
         evidence={"turns": [0, 1], "quotes": ["x"]},
     )
+    m.JudgeScore.objects.create(  # an llm-validate verdict on an episode: no type
+        run=judged,
+        episode=extracted,
+        score=0.0,
+        evidence={"valid": False, "invalid_reason": "other", "rationale": "r"},
+    )
     rejected = ContentFile(b"a.jsonl:1: bad\n" * 100)
     default_storage.save(f"imports/{job.pk}/rejected.txt", rejected)  # wherever files are kept
     m.Job.objects.filter(pk=job.pk).update(

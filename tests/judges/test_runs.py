@@ -288,11 +288,11 @@ def test_a_sample_and_a_conversations_file_choose_the_cards(study, group, fake_m
     [
         (RunRequest(judge="llm-annotate", units="turns"), "units"),
         (RunRequest(judge="llm-annotate", run="x"), "run"),
-        (RunRequest(judge="llm-annotate", units="episodes", run="x"), "run"),
+        (RunRequest(judge="llm-annotate", units="episodes", run="x", model="m"), "run"),
         (RunRequest(judge="llm-annotate", min_confidence=0.5), "min_confidence"),
         (RunRequest(judge="llm-extract", min_confidence=2), "min_confidence"),
         (RunRequest(judge="llm-validate"), "run"),
-        (RunRequest(judge="llm-validate", run="nope"), "run"),
+        (RunRequest(judge="llm-validate", run="nope", model="m"), "run"),
         (RunRequest(judge="no-such-judge"), "judge"),
         (RunRequest(judge="llm-annotate", threshold=2), "threshold"),
         (RunRequest(judge="llm-annotate", max_calls=0), "max_calls"),
