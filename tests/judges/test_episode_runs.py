@@ -265,3 +265,15 @@ def test_run_judge_command_extracts_and_refuses_what_it_cannot(agents, group, fa
     call_command("run_judge", "ag", "--judge", "llm-validate", "--group", "g1", "--run", "cmd",
                  "--dry-run", stdout=out)  # fmt: skip
     assert "4 of 4 episodes to score, about 4 calls" in out.getvalue()
+
+
+def test_a_score_is_on_exactly_one_card_or_episode(agents, group, extracted):
+    from django.db import IntegrityError, transaction
+
+    run = prepare(agents, RunRequest(judge="llm-validate", group="g1", run="ext"))
+    episode = extracted.episodes.first()
+    card = episode.conversation.turns.first()
+    for where in ({}, {"turn": card, "episode": episode}):
+        with pytest.raises(IntegrityError), transaction.atomic():
+            JudgeScore.objects.create(run=run, score=1.0, **where)
+    JudgeScore.objects.create(run=run, episode=episode, score=1.0)
