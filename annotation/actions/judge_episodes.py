@@ -52,16 +52,16 @@ from ..models import (
     Source,
     Turn,
 )
-from .judges import (
+from .judge_base import (
     BATCH,
     ERRORS_SHOWN,
     LLM_EXTRACT,
     LLM_VALIDATE,
     JudgeRefused,
     Progress,
-    _chosen,
-    _Runner,
-    _Stop,
+    Runner,
+    Stop,
+    chosen_types,
     open_client,
     same_judge_runs,
     unit_word,
@@ -244,7 +244,7 @@ def _session_turns(conversation_ids) -> dict[int, list[le.SessionTurn]]:
 
 
 class _Work:
-    def __init__(self, runner: _Runner):
+    def __init__(self, runner: Runner):
         self.runner, self.run, self.counts = runner, runner.run, runner.counts
         for name in _EXTRA_COUNTS:
             self.counts.setdefault(name, 0)
@@ -258,7 +258,7 @@ class _Work:
 class _Extract(_Work):
     """llm-extract: a session at a time."""
 
-    def __init__(self, runner: _Runner):
+    def __init__(self, runner: Runner):
         super().__init__(runner)
         run = self.run
         self.extraction = _extraction(run)
@@ -326,7 +326,7 @@ class _Extract(_Work):
 class _OnEpisodes(_Work):
     """llm-validate and llm-annotate --units episodes: an episode at a time."""
 
-    def __init__(self, runner: _Runner):
+    def __init__(self, runner: Runner):
         super().__init__(runner)
         self.validate = self.run.judge == LLM_VALIDATE
         self.schema = le.validate_schema() if self.validate else runner.schema
@@ -403,7 +403,7 @@ class _OnEpisodes(_Work):
             ]
         )
         labels: dict[str, list[str]] = {}
-        for t in _chosen(found.scores, runner.types, run.threshold):
+        for t in chosen_types(found.scores, runner.types, run.threshold):
             labels.setdefault(t.axis.code, []).append(t.code)
         EpisodeJudgement.objects.filter(
             episode=episode, annotator_id=run.user_id, round=1, is_current=True
@@ -425,7 +425,7 @@ class _OnEpisodes(_Work):
 def execute(run: JudgeRun, progress: Progress) -> JudgeRun:
     """Judge the run's sessions or episodes still to do (see the module's docstring): DONE,
     STOPPED by its budget (resumable), or FAILED when none got an answer."""
-    runner = _Runner(run, progress)
+    runner = Runner(run, progress)
     counts = runner.counts
     counts.pop("stopped", None)
     run.status, run.started_at, run.finished_at = JudgeRunStatus.RUNNING, timezone.now(), None
@@ -446,7 +446,7 @@ def execute(run: JudgeRun, progress: Progress) -> JudgeRun:
             run.status = JudgeRunStatus.FAILED
             first = counts["error_lines"][0] if counts["error_lines"] else ""
             counts["stopped"] = f"nothing got a usable answer. First: {first}"
-    except _Stop as stop:
+    except Stop as stop:
         run.status = JudgeRunStatus.STOPPED
         counts["stopped"] = (
             f"Stopped: {stop}; {counts['units_done']} of {counts['units_total']} {words}. "
