@@ -64,3 +64,29 @@ def test_the_lead_sets_it_for_a_whole_import_over_what_the_log_says(study, files
 )  # fmt: skip
 def test_a_tools_name_tells_its_modality(name, expected):
     assert modality.of_tool(name) == expected
+
+
+def test_the_import_form_sets_it_for_a_whole_import(
+    client, study, lead, settings, media, django_capture_on_commit_callbacks
+):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    from annotation.models import Job, JobStatus
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    client.force_login(lead)
+    url = reverse("lead_import", args=[study.slug])
+    upload = SimpleUploadedFile("cc.md", SPECSTORY_V2.encode())  # the log says cli
+    data = {"format": "auto", "files": [upload], "modality": "ide", "tool": "VS Code"}
+    with django_capture_on_commit_callbacks(execute=True):
+        assert client.post(url, data).status_code == 302
+    job = Job.objects.get()
+    assert job.status == JobStatus.DONE, job.error
+    assert _told(Conversation.objects.get()) == ("ide", "VS Code")
+    # a modality that is neither is refused, naming the field; nothing is queued
+    upload = SimpleUploadedFile("cc2.md", SPECSTORY_V2.encode())
+    response = client.post(url, {"format": "auto", "files": [upload], "modality": "web"},
+                           follow=True)  # fmt: skip
+    assert "Modality: modality &#x27;web&#x27;: give ide or cli." in response.text
+    assert Job.objects.count() == 1
