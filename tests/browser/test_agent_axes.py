@@ -147,3 +147,33 @@ def test_an_agent_episode_is_labelled_on_four_axes_with_an_evidence_span(
     assert headings == ["Axis: Symptom", "Axis: Cause", "Axis: Outcome", "Axis: Resolution"]
     assert errors == []
     context.close()
+
+
+def test_a_third_cause_is_refused_on_the_page_naming_the_axis(browser, live_server, episode, alice):
+    """Issue 21 point 5: cause takes at most 2 types; the page used to accept a third tick
+    (the server then refused the card with the raw codes). By key or by click, the third is
+    undone, a message names the axis and the limit, and the first two stay; the keys still
+    work once one is unticked."""
+    _, second = Conversation.objects.get(study=episode).turns.order_by("index")
+    context, page, errors = log_in(browser, live_server, "alice")
+    open_card(page, live_server.url, second)
+    limit = page.locator("#card [data-axis-limit]")
+    assert limit.is_hidden()
+    two = {"instruction_following_failure", "underspecified_instruction"}
+    for code in sorted(two):
+        page.keyboard.press(key_of(page, code))
+    page.keyboard.press(key_of(page, "other_indeterminate"))
+    assert checked_codes(page) == two
+    assert limit.is_visible()
+    said = limit.inner_text()
+    assert said.startswith("Cause: at most 2 types.") and "Other / Indeterminate" in said
+    page.locator('#card label.type-toggle:has(input[value="other_indeterminate"])').click()
+    assert checked_codes(page) == two  # a click is refused the same way
+    # untick one by its key: the message goes, and the third can now be ticked by its key
+    page.keyboard.press(key_of(page, "underspecified_instruction"))
+    assert limit.is_hidden()
+    page.keyboard.press(key_of(page, "other_indeterminate"))
+    assert checked_codes(page) == {"instruction_following_failure", "other_indeterminate"}
+    assert axe_violations(page) == []
+    assert errors == []
+    context.close()
