@@ -392,6 +392,7 @@ class ReplyItem:
 
     text: str | None = None  # a stretch of Turn.reply_text
     part: dict | None = None  # one of Turn.reply_parts
+    offset: int = 0  # where the stretch starts in Turn.reply_text (the quote key's hint)
 
 
 def reply_sequence(turn) -> list[ReplyItem]:
@@ -415,7 +416,7 @@ def reply_sequence(turn) -> list[ReplyItem]:
         if piece.endswith("\n\n") and i + 1 < len(order):
             piece = piece[:-2]
         if piece:
-            items.append(ReplyItem(text=piece))
+            items.append(ReplyItem(text=piece, offset=offset))
     return items + [ReplyItem(part=p) for p in parts[shown:]]
 
 

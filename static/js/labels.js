@@ -148,7 +148,8 @@
         before.setEnd(range.startContainer, range.startOffset);
         values.turn = message.dataset.turnId;
         values.part = message.dataset.part;
-        values.hint = String(before.toString().length);
+        // a piece of a reply told apart by its tool calls starts at data-offset of the text
+        values.hint = String(parseInt(message.dataset.offset || "0", 10) + before.toString().length);
       }
     }
     htmx.ajax("POST", box.dataset.evidenceUrl, {source: box, target: box, swap: "outerHTML", values: values})

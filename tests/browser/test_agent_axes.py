@@ -177,3 +177,36 @@ def test_a_third_cause_is_refused_on_the_page_naming_the_axis(browser, live_serv
     assert axe_violations(page) == []
     assert errors == []
     context.close()
+
+
+SELECT_ANY_JS = SELECT_JS.replace(
+    'const message = document.querySelector(`.text[data-turn-id="${turnId}"][data-part="${part}"]`);\n'
+    "  const walker = document.createTreeWalker(message, NodeFilter.SHOW_TEXT);",
+    'const messages = document.querySelectorAll(`.text[data-turn-id="${turnId}"][data-part="${part}"]`);\n'
+    "  const message = Array.from(messages).find(m => m.textContent.includes(words));\n"
+    "  const walker = document.createTreeWalker(message, NodeFilter.SHOW_TEXT);",
+)
+
+
+def test_the_reply_reads_in_the_logs_order_and_its_later_text_can_be_quoted(
+    browser, live_server, episode, alice
+):
+    """Issue 21 point 7: turn 1's reply is thinking, text, a Bash call, its result, text; the
+    card shows them in that order, and a quote from the text after the tool call gets its
+    span in the stored reply text."""
+    assert SELECT_ANY_JS != SELECT_JS
+    first, _ = Conversation.objects.get(study=episode).turns.order_by("index")
+    context, page, errors = log_in(browser, live_server, "alice")
+    open_card(page, live_server.url, first)
+    order = page.eval_on_selector_all(
+        "#card section.turn .message.reply > .text, #card section.turn .message.reply > details.part",
+        "els => els.map(e => e.dataset.kind || e.textContent.trim().slice(0, 12))",
+    )
+    assert order == ["thinking", "Let me run t", "tool_call", "tool_result", "The total is"]
+    assert page.evaluate(SELECT_ANY_JS, [first.pk, "reply", "rounded twice"]) == "rounded twice"
+    page.keyboard.press("'")
+    figure = page.wait_for_selector("#evidence-box figure.evidence-quote")
+    start = first.reply_text.index("rounded twice")
+    assert f"characters {start}–{start + len('rounded twice')}" in figure.inner_text()
+    assert errors == []
+    context.close()
