@@ -170,6 +170,7 @@ STATES = [
     (CardStatus.AGREED, "agreed"),
 ]
 NO_GROUP = "none"
+UNKNOWN = "unknown"  # the modality filter: conversations no log nor lead told it of
 
 
 class BrowseFilter(forms.Form):
@@ -185,6 +186,12 @@ class BrowseFilter(forms.Form):
     source = forms.ChoiceField(required=False, label="Source")
     model = forms.ChoiceField(required=False, label="Model")
     language = forms.ChoiceField(required=False, label="Language")
+    # where the session ran (conversation metadata: importers/modality.py)
+    modality = forms.ChoiceField(
+        required=False,
+        label="Modality",
+        choices=[("", "any modality"), ("ide", "ide"), ("cli", "cli"), (UNKNOWN, "not known")],
+    )
     group = forms.ChoiceField(required=False, label="Group")
     state = forms.ChoiceField(
         required=False,
@@ -249,6 +256,10 @@ class BrowseFilter(forms.Form):
             rows = rows.filter(Exists(assigned))
         if f.get("state"):
             rows = rows.filter(_has_card_in(f["state"], group_id))
+        if f.get("modality") == UNKNOWN:
+            rows = rows.filter(Q(metadata__modality__isnull=True))
+        elif f.get("modality"):
+            rows = rows.filter(metadata__modality=f["modality"])
         if f.get("min_turns") is not None:
             rows = rows.filter(n_turns__gte=f["min_turns"])
         if f.get("max_turns") is not None:
@@ -296,7 +307,8 @@ def page_rows(ids: list[int], text: str) -> list[Conversation]:
 
 def with_summary(rows: QuerySet[Conversation], text: str) -> QuerySet[Conversation]:
     """What a result row shows: the first user message (cut), the model and language (the
-    conversation's, else its first turn's), and the first turn matching `text`."""
+    conversation's, else its first turn's), the modality and tool, and the first turn
+    matching `text`."""
 
     def on_turns(key: str):
         named = Turn.objects.filter(
@@ -309,6 +321,8 @@ def with_summary(rows: QuerySet[Conversation], text: str) -> QuerySet[Conversati
         opening=Subquery(first.values(text=Substr("user_text", 1, SNIPPET_LENGTH))[:1]),
         model=Coalesce(KT("metadata__model"), on_turns("model")),
         language=Coalesce(KT("metadata__language"), on_turns("language")),
+        modality=KT("metadata__modality"),
+        tool=KT("metadata__tool"),
     ).defer("metadata", "preamble", "system_prompt")
     if text:
         hit = _turns_with(text).order_by("index").values("index")[:1]

@@ -35,7 +35,15 @@ from . import code_guess
 from .code_guess import guess_language
 from .jsondepth import too_deep
 
-__all__ = ["code_html", "guess_language", "message_html", "reply_part", "ReplyPart"]
+__all__ = [
+    "code_html",
+    "guess_language",
+    "message_html",
+    "reply_part",
+    "reply_sequence",
+    "ReplyItem",
+    "ReplyPart",
+]
 
 REL = "nofollow noopener noreferrer"
 # a link's target must name its scheme and host: no relative link into this site, no
@@ -373,3 +381,62 @@ def reply_part(part: dict) -> ReplyPart:
         else:
             summary, body = _text_of(raw), _data_html(_structured(raw))
     return ReplyPart(kind=kind, label=label, name=name, summary=_one_line(summary), body=body)
+
+
+# --- the reply in order --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReplyItem:
+    """One piece of a reply as it happened: a stretch of its text, or one of its parts."""
+
+    text: str | None = None  # a stretch of Turn.reply_text
+    part: dict | None = None  # one of Turn.reply_parts
+    offset: int = 0  # where the stretch starts in Turn.reply_text (the quote key's hint)
+
+
+def reply_sequence(turn) -> list[ReplyItem]:
+    """A turn's reply as the log gave it: its text and its parts (tool calls, results,
+    thinking) in the order they happened. The importer records where each piece of text
+    falls among the parts in the turn's metadata (`reply_order`, importers/base.REPLY_ORDER:
+    [[offset in reply_text, parts before it], ...]); without it the text comes first, then
+    the parts. The pieces of text are the stored text's own stretches (no character lost
+    but the blank line between two pieces)."""
+    text, parts = turn.reply_text or "", list(turn.reply_parts or [])
+    order = _valid_order((turn.metadata or {}).get("reply_order"), len(text), len(parts))
+    if not order:
+        return ([ReplyItem(text=text)] if text else []) + [ReplyItem(part=p) for p in parts]
+    items: list[ReplyItem] = []
+    shown = 0
+    for i, (offset, before) in enumerate(order):
+        end = order[i + 1][0] if i + 1 < len(order) else len(text)
+        items += [ReplyItem(part=p) for p in parts[shown:before]]
+        shown = max(shown, before)
+        piece = text[offset:end]
+        if piece.endswith("\n\n") and i + 1 < len(order):
+            piece = piece[:-2]
+        if piece:
+            items.append(ReplyItem(text=piece, offset=offset))
+    return items + [ReplyItem(part=p) for p in parts[shown:]]
+
+
+def _valid_order(order: Any, text_length: int, n_parts: int) -> list[tuple[int, int]]:
+    """The recorded order if it is well formed (offsets rising from 0 within the text,
+    part counts never falling and within the parts), else [] (the text first)."""
+    if not isinstance(order, list) or not order:
+        return []
+    pairs = []
+    for entry in order:
+        if not (isinstance(entry, list | tuple) and len(entry) == 2):
+            return []
+        offset, before = entry
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (offset, before)):
+            return []
+        pairs.append((offset, before))
+    offsets = [o for o, _ in pairs]
+    counts = [b for _, b in pairs]
+    if offsets[0] != 0 or offsets != sorted(set(offsets)) or offsets[-1] > text_length:
+        return []
+    if counts != sorted(counts) or counts[-1] > n_parts:
+        return []
+    return pairs

@@ -292,7 +292,7 @@ class ImportRun(JobRun):
     task, what, claims, uploads = "run_import", "import", True, True
 
     def run(self, job, progress) -> Outcome:
-        from .importers import import_files
+        from .importers import import_files, modality
 
         if job.params["runs"] > 1:
             runs = job.params["runs"]
@@ -315,6 +315,7 @@ class ImportRun(JobRun):
                 keep=keep,
                 dry_run=dry_run,
                 job=job,
+                metadata=modality.overrides(job.params.get("modality"), job.params.get("tool")),
             )
         rejected = write_rejected(job, report.errors, report.listed_apart())
         result = report.as_dict()

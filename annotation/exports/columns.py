@@ -30,6 +30,9 @@ CSV_SEPARATOR = "|"
 # a part of a split conversation names the original: its key and the original's index of
 # the part's turn 1 (both null for a conversation that is not a part)
 SPLIT_COLUMNS = ("split_from", "split_first_turn")
+# where the conversation's session ran, from its metadata (`ide`, `cli`; null when no log nor
+# the lead told it: annotation/importers/modality.py)
+MODALITY_COLUMNS = ("modality",)
 # the conversation: its external id (the dataset's, which may repeat) and its key (unique
 # in the study: conversation_keys)
 CONVERSATION_COLUMNS = ("conversation", "conversation_key")
@@ -39,6 +42,7 @@ GOLD_COLUMNS = (
     *CONVERSATION_COLUMNS,
     "turn",
     *SPLIT_COLUMNS,
+    *MODALITY_COLUMNS,
     "consensus",
     "method",
     "decided_by",
@@ -89,6 +93,7 @@ RAW_COLUMNS = (
     *CONVERSATION_COLUMNS,
     "turn",
     *SPLIT_COLUMNS,
+    *MODALITY_COLUMNS,
     "round",
     "annotator",
     "labels",

@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from django.db.models import Exists, OuterRef, Value
+from django.db.models.fields.json import KeyTextTransform
 
 from ..access import round1_hidden_from
 from ..models import (
@@ -40,6 +41,7 @@ from .columns import (
     CSV_SEPARATOR,
     GOLD_CHUNK_SIZE,
     GOLD_TEXT_CHUNK_SIZE,
+    MODALITY_COLUMNS,
     SPLIT_COLUMNS,
     STUDY_GOLD_COLUMNS,
     TEXT_COLUMNS,
@@ -118,6 +120,7 @@ _CARDS = [
     ("conversation_key", _STR),
     ("split_from", _STR),
     ("split_first_turn", _INT),
+    ("modality", _STR),
 ]
 
 
@@ -146,6 +149,7 @@ def _card_chunks(study: Study, chunk_size: int, with_text: bool, blind_for) -> I
             "conversation__key",
             "conversation__split_from__key",
             "conversation__split_first_turn",
+            KeyTextTransform("modality", "conversation__metadata"),
             "blind",
             *(text_values() if with_text else ()),
         )
@@ -220,6 +224,7 @@ class _GoldExport:
             **{name: cards[name].take(rows["card"]) for name in CONVERSATION_COLUMNS},
             "turn": cards["turn"].take(rows["card"]),
             **{name: cards[name].take(rows["card"]) for name in SPLIT_COLUMNS},
+            **{name: cards[name].take(rows["card"]) for name in MODALITY_COLUMNS},
         }
         # the consensus of a card hidden from `blind_for` would tell its round-1 labels
         visible = pc.if_else(blind, pa.scalar(None, decided.type), decided)

@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 
+from django.db.models.fields.json import KeyTextTransform
+
 from ..access import round1_hidden_q
 from ..models import Annotation, Assignment, Group, Study
 from .columns import (
@@ -64,6 +66,7 @@ def raw_rows(
         "turn__index",
         "turn__conversation__split_from__key",
         "turn__conversation__split_first_turn",
+        KeyTextTransform("modality", "turn__conversation__metadata"),
         "round",
         "annotator__username",
         *ANNOTATION_FIELDS,
@@ -94,6 +97,7 @@ def raw_rows(
             index,
             split_from,
             first,
+            modality,
             rnd,
             username,
             *rest,
@@ -109,6 +113,7 @@ def raw_rows(
                 "turn": index,
                 "split_from": split_from,
                 "split_first_turn": first,
+                "modality": modality,
                 "round": rnd,
                 "annotator": username,
                 "labels": codes,

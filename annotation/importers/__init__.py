@@ -74,6 +74,7 @@ def import_files(
     dry_run: bool = False,
     job=None,
     writer_options: WriterOptions | None = None,
+    metadata: dict | None = None,
 ) -> ImportReport:
     """Import conversation files into `study`. `fmt` is "auto" (sniff each file) or a name
     from FORMATS. A folder stands for the files below it of a kind `fmt` takes (folders.py);
@@ -89,6 +90,8 @@ def import_files(
     `job`: the import Job writing, stored on each conversation (invisible until it is done).
     `writer_options`: how the writer writes (db/options.py; by default what the connection
     does best: COPY and its writer thread on PostgreSQL).
+    `metadata`: keys set on every conversation over what its log says (the lead's
+    `modality` and `tool` for a whole import: modality.py).
     A record whose fingerprint the study already holds is skipped (writer.py)."""
     if fmt != "auto" and fmt not in FORMATS:
         known = ", ".join(["auto", *FORMATS])
@@ -112,6 +115,7 @@ def import_files(
         job=job,
         keep=keep,
         options=writer_options,
+        metadata=metadata,
     )
     collecting = gc.get_threshold()
     # The cyclic garbage collector: every record's parse allocates thousands of objects, so

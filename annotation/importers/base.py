@@ -17,6 +17,10 @@ ROLES = ("system", "user", "assistant", "tool")
 
 # A few hundred errors are useful in a job result; a million are not.
 MAX_REPORTED = 1000
+# Turn metadata key: where each piece of the reply's text falls among its parts,
+# [[character offset in reply_text, number of reply_parts before it], ...]; set only when
+# some part comes before some text (annotation/rendering.reply_sequence reads it).
+REPLY_ORDER = "reply_order"
 # Warnings kept in memory: a file where every record disagrees with its own counter must not
 # grow the report without bound; the rest are only counted.
 MAX_WARNINGS_KEPT = 10_000
@@ -48,6 +52,10 @@ class Message:
     # Tool calls, tool results, reasoning: shown beside the reply, never its text.
     parts: list[dict] = field(default_factory=list)
     metadata: dict = field(default_factory=dict)
+    # Where the content's pieces of text fall among the parts, when the log interleaves them
+    # in one message (a Claude Code message: text, tool call, text): (character offset in
+    # `content`, number of `parts` before it) per piece. Empty: the text comes first.
+    text_at: list[tuple[int, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -174,11 +182,16 @@ def build_conversation(record: Record) -> tuple[str, list[dict], list[BuiltTurn]
     warnings: list[str] = []
     current: BuiltTurn | None = None
     reply_texts: list[str] = []
+    # (character offset in the reply's text, parts before it) per piece of the reply's text
+    reply_order: list[list[int]] = []
 
     def close(turn: BuiltTurn | None) -> None:
         if turn is None:
             return
         turn.reply_text = "\n\n".join(reply_texts)
+        if any(before for _, before in reply_order):
+            # the reply's prose and parts interleave: the card shows them in this order
+            turn.metadata[REPLY_ORDER] = reply_order
         turn.reply_missing = not turn.has_reply
         # An empty reply that did something (a tool call) is not empty.
         turn.reply_empty = turn.has_reply and not turn.reply_text.strip() and not turn.reply_parts
@@ -195,6 +208,7 @@ def build_conversation(record: Record) -> tuple[str, list[dict], list[BuiltTurn]
                 continue
             close(current)
             reply_texts = []
+            reply_order = []
             current = BuiltTurn(
                 index=len(turns) + 1, user_text=message.content, metadata=dict(message.metadata)
             )
@@ -208,6 +222,10 @@ def build_conversation(record: Record) -> tuple[str, list[dict], list[BuiltTurn]
                 continue
             current.has_reply = True
             if message.role == "assistant" and message.content:
+                start = sum(len(t) + 2 for t in reply_texts)
+                before = len(current.reply_parts)
+                for offset, parts_before in message.text_at or [(0, 0)]:
+                    reply_order.append([start + offset, before + parts_before])
                 reply_texts.append(message.content)
             elif message.role == "tool" and not message.parts and message.content:
                 current.reply_parts.append({"type": "tool_result", "content": message.content})

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from . import modality
 from .base import Message, Record, RecordError, parse_timestamp
 from .readers import checked_lines
 
@@ -53,6 +54,7 @@ def parse_file(path: str | Path, short: str) -> tuple[Record, list[tuple[int, st
         lines.append((stamp, number, obj))
     lines.sort(key=lambda entry: (entry[0], entry[1]))  # by time, then append order
     _fill(record, [obj for _, _, obj in lines], short)
+    modality.record(record.metadata, "Claude Code", modality.CLI)  # a CLI, whatever it ran
     return record, errors
 
 
@@ -159,7 +161,11 @@ def _add_assistant_blocks(message: Message, content: Any, sidechain: bool) -> No
         if part is None:
             text = _block_text(block)
             if text and text not in texts:
+                # the text's place among the message's parts, so the card keeps the order
+                offset = len(message.content) + 2 if message.content else 0
+                message.text_at.append((offset, len(message.parts)))
                 texts.append(text)
+                message.content = "\n\n".join(texts)
         elif part not in message.parts:  # a block written twice is shown once
             message.parts.append(part)
     message.content = "\n\n".join(texts)

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from . import modality
 from .base import Message, Record
 from .readers import checked_lines
 
@@ -82,6 +83,9 @@ def _session_meta(record: Record, payload: dict) -> None:
     for key in _META_KEPT:
         if payload.get(key) is not None:
             record.metadata.setdefault(key, payload[key])
+    # Codex is a CLI; its editor extension writes originator `codex_vscode`
+    ide = "vscode" in str(payload.get("originator") or "")
+    modality.record(record.metadata, "Codex", modality.IDE if ide else modality.CLI)
     instructions = payload.get("instructions")
     if isinstance(instructions, str) and instructions.strip() and not record.messages:
         record.messages.append(Message(role="system", content=instructions))

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import modality
 from .base import Message, Record, RecordError
 
 NAME = "specstory"
@@ -79,6 +80,8 @@ def parse_file(path: str | Path, short: str) -> tuple[Record, list[tuple[int, st
         message = _message(block, record)
         if message is not None:
             record.messages.append(message)
+    # the session comment's provider names the tool: `Cursor IDE` an IDE, `Claude Code` a CLI
+    modality.record(record.metadata, header_meta.get("provider"))
     return record, []
 
 

@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from . import modality
 from .base import Message, Record, RecordError
 from .containers import (
     GzipError,
@@ -252,6 +253,11 @@ def parse(obj: Any, fallback_id: str) -> Record:
         record.messages.append(_message(row, place, record))
     metadata["rows"] = len(rows)
     metadata["skipped_rows"] = obj.get("skipped_rows", 0)
+    # the session's source says where it ran (an IDE or a CLI), else the agent's name does
+    source = next((r["source"] for _, r in ordered if r.get("source")), None)
+    modality.record(metadata, metadata.get("agent"), modality.of_tool(source))
+    if source:
+        metadata["source"] = source
     record.metadata = metadata
     if not any(m.role == "user" for m in record.messages):
         first = _place(at, obj["rows"][0][0])

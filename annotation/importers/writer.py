@@ -73,8 +73,11 @@ class Writer:
         dry_run: bool = False,
         job=None,
         keep: Callable[[BuiltConversation], bool] | None = None,
+        metadata: dict | None = None,
     ) -> None:
         self.study = study
+        # set on every conversation, over what its log says (the lead's --modality, --tool)
+        self.metadata = metadata or {}
         self.job = job
         self.keep = keep
         self.dry_run = dry_run
@@ -105,6 +108,8 @@ class Writer:
         )
 
     def add(self, conversation: BuiltConversation) -> None:
+        if self.metadata:
+            conversation.metadata = {**(conversation.metadata or {}), **self.metadata}
         self.pending.append(conversation)
         self.pending_chars += conversation.size
         if len(self.pending) >= self.batch_size or self.pending_chars >= BATCH_CHARS:

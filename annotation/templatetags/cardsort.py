@@ -54,6 +54,12 @@ def reply_part(part: dict) -> rendering.ReplyPart:
 
 
 @register.filter
+def reply_sequence(turn) -> list[rendering.ReplyItem]:
+    """A turn's reply text and parts in the order they happened (rendering.reply_sequence)."""
+    return rendering.reply_sequence(turn)
+
+
+@register.filter
 def key_short(key: str, limit: int = 48) -> str:
     """A conversation's key cut to `limit` characters in the middle, keeping the suffix that
     tells two conversations with one external id apart (`…~2`): conversation_keys."""

@@ -17,7 +17,7 @@ from ..accounts.seats import seat_annotator, set_moderator, unseat_annotator
 from ..actions.assign import AssignRefused, assign_as_asked
 from ..actions.groups import GroupRefused, create_group
 from ..forms import AssignForm, GroupForm, form_errors
-from ..importers import IMPORT_FORMATS
+from ..importers import IMPORT_FORMATS, modality
 from ..jobs import save_uploads, start_label_import
 from ..models import (
     Conversation,
@@ -94,12 +94,17 @@ def import_conversations(request: HttpRequest, study: Study) -> HttpResponse:
         error = f"Unknown format {fmt!r}."
     elif kept not in ("", "coding"):
         error = f"Unknown filter {kept!r}."
+    try:  # where the sessions ran, for the whole import (importers/modality.py)
+        given = modality.overrides(request.POST.get("modality"), request.POST.get("tool"))
+    except ValueError as exc:
+        error = error or f"Modality: {exc}."
     # a file over the size limit was left out: nothing of the lot is imported
     error = too_large(request) or error
     if error:
         messages.error(request, error)
         return redirect(back, study.slug)
     params = {"format": fmt, "filter": kept, "dry_run": bool(request.POST.get("dry_run"))}
+    params.update(given)
     with transaction.atomic():
         job = Job.objects.create(
             study=study, kind=JobKind.IMPORT, created_by=request.user, params=params

@@ -2,7 +2,9 @@
 // page's revise and decide forms).
 // Keys outside a text box: the key shown beside a type toggles it (annotation/hotkeys.py:
 // 1-9, then letters; "z a" means z, then a), 0 "no smell" (the two exclude each other; a
-// type of a pick-one axis replaces that axis's other type), Ctrl+Enter sends the labels form.
+// type of a pick-one axis replaces that axis's other type; a tick past an axis's "at most N"
+// (data-max) is undone and the form's limit message names the axis), Ctrl+Enter sends the
+// labels form.
 // In a text box Ctrl+Enter sends the box's own form and Escape leaves the box.
 // c shows the earlier turns (the card and the discussion page). On the card (#card) also:
 // Enter submits, p / n previous / next card, ' (or ") quotes the text selected in a message
@@ -146,7 +148,8 @@
         before.setEnd(range.startContainer, range.startOffset);
         values.turn = message.dataset.turnId;
         values.part = message.dataset.part;
-        values.hint = String(before.toString().length);
+        // a piece of a reply told apart by its tool calls starts at data-offset of the text
+        values.hint = String(parseInt(message.dataset.offset || "0", 10) + before.toString().length);
       }
     }
     htmx.ajax("POST", box.dataset.evidenceUrl, {source: box, target: box, swap: "outerHTML", values: values})
@@ -174,7 +177,33 @@
         });
       }
     }
+    axisLimit(form, box);
   });
+
+  // An axis of "at most N" types (data-max): the tick that would make N+1 is undone, and the
+  // form's limit message says which axis and what to do; the server checks the same rule
+  // (TaxonomyVersion.check_selection).
+  function axisLimit(form, box) {
+    var message = form.querySelector("[data-axis-limit]");
+    if (!message) return;
+    var max = parseInt(box.dataset.max || "0", 10);
+    if (box.name === "types" && box.checked && max) {
+      var ticked = Array.prototype.filter.call(
+        form.querySelectorAll('input[name="types"]'),
+        function (t) { return t.checked && t.dataset.axis === box.dataset.axis; });
+      if (ticked.length > max) {
+        box.checked = false;
+        var label = box.closest("label");
+        var name = label ? label.querySelector("span").textContent.trim() : box.value;
+        message.textContent = box.dataset.axisName + ": at most " + max + " types. Untick one of " +
+          "the " + max + " ticked to choose " + name + ".";
+        message.hidden = false;
+        return;
+      }
+    }
+    message.hidden = true;
+    message.textContent = "";
+  }
 
   // --- unsaved changes -------------------------------------------------------------------
   function changed(el) {

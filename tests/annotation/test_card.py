@@ -380,3 +380,15 @@ def test_the_confidence_scale_labels_each_point_and_shows_the_saved_one(
     ]
     assert [value for value, checked, _ in radios if checked] == ["3"]
     assert "<legend>Confidence</legend>" in page
+
+
+def test_the_card_header_says_where_the_session_ran(client, study, alice, conversation):
+    """Issue 21 point 6: the modality and tool from the conversation's metadata."""
+    turn = conversation.turns.get(index=1)
+    client.force_login(alice)
+    assert 'class="modality' not in client.get(card_url(study, turn)).content.decode()
+    Conversation.objects.filter(pk=conversation.pk).update(
+        metadata={"modality": "cli", "tool": "Claude Code"}
+    )
+    html = client.get(card_url(study, turn)).content.decode()
+    assert re.search(r'class="modality[^"]*"[^>]*>cli · Claude Code</span>', html)

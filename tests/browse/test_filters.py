@@ -256,3 +256,17 @@ def test_pages_keep_the_filters(lead_client, study):
     assert "q=function&amp;model=m1&amp;page=1" in second.text
     # the pages cover every match once
     assert listed(first) | listed(second) == {f"m-{i:02d}" for i in range(55)}
+
+
+def test_it_shows_and_filters_by_modality(lead_client, study, world):
+    """Issue 21 point 6: where a session ran (an importer's or the lead's `modality`)."""
+    make_browsable(study, "cc-1", source="claude-code",
+                   metadata={"modality": "cli", "tool": "Claude Code"})  # fmt: skip
+    make_browsable(study, "cursor-1", source="specstory",
+                   metadata={"modality": "ide", "tool": "Cursor IDE"})  # fmt: skip
+    response = lead_client.get(browse_url(), {"modality": "cli"})
+    assert listed(response) == {"cc-1"}
+    assert "Claude Code" in response.text
+    assert listed(lead_client.get(browse_url(), {"modality": "ide"})) == {"cursor-1"}
+    unknown = listed(lead_client.get(browse_url(), {"modality": "unknown"}))
+    assert unknown == {"wc-en", "wc-zh", "lmsys-77", "agent-run", "wc-nolang"}

@@ -147,3 +147,66 @@ def test_an_agent_episode_is_labelled_on_four_axes_with_an_evidence_span(
     assert headings == ["Axis: Symptom", "Axis: Cause", "Axis: Outcome", "Axis: Resolution"]
     assert errors == []
     context.close()
+
+
+def test_a_third_cause_is_refused_on_the_page_naming_the_axis(browser, live_server, episode, alice):
+    """Issue 21 point 5: cause takes at most 2 types; the page used to accept a third tick
+    (the server then refused the card with the raw codes). By key or by click, the third is
+    undone, a message names the axis and the limit, and the first two stay; the keys still
+    work once one is unticked."""
+    _, second = Conversation.objects.get(study=episode).turns.order_by("index")
+    context, page, errors = log_in(browser, live_server, "alice")
+    open_card(page, live_server.url, second)
+    limit = page.locator("#card [data-axis-limit]")
+    assert limit.is_hidden()
+    two = {"instruction_following_failure", "underspecified_instruction"}
+    for code in sorted(two):
+        page.keyboard.press(key_of(page, code))
+    page.keyboard.press(key_of(page, "other_indeterminate"))
+    assert checked_codes(page) == two
+    assert limit.is_visible()
+    said = limit.inner_text()
+    assert said.startswith("Cause: at most 2 types.") and "Other / Indeterminate" in said
+    page.locator('#card label.type-toggle:has(input[value="other_indeterminate"])').click()
+    assert checked_codes(page) == two  # a click is refused the same way
+    # untick one by its key: the message goes, and the third can now be ticked by its key
+    page.keyboard.press(key_of(page, "underspecified_instruction"))
+    assert limit.is_hidden()
+    page.keyboard.press(key_of(page, "other_indeterminate"))
+    assert checked_codes(page) == {"instruction_following_failure", "other_indeterminate"}
+    assert axe_violations(page) == []
+    assert errors == []
+    context.close()
+
+
+SELECT_ANY_JS = SELECT_JS.replace(
+    'const message = document.querySelector(`.text[data-turn-id="${turnId}"][data-part="${part}"]`);\n'
+    "  const walker = document.createTreeWalker(message, NodeFilter.SHOW_TEXT);",
+    'const messages = document.querySelectorAll(`.text[data-turn-id="${turnId}"][data-part="${part}"]`);\n'
+    "  const message = Array.from(messages).find(m => m.textContent.includes(words));\n"
+    "  const walker = document.createTreeWalker(message, NodeFilter.SHOW_TEXT);",
+)
+
+
+def test_the_reply_reads_in_the_logs_order_and_its_later_text_can_be_quoted(
+    browser, live_server, episode, alice
+):
+    """Issue 21 point 7: turn 1's reply is thinking, text, a Bash call, its result, text; the
+    card shows them in that order, and a quote from the text after the tool call gets its
+    span in the stored reply text."""
+    assert SELECT_ANY_JS != SELECT_JS
+    first, _ = Conversation.objects.get(study=episode).turns.order_by("index")
+    context, page, errors = log_in(browser, live_server, "alice")
+    open_card(page, live_server.url, first)
+    order = page.eval_on_selector_all(
+        "#card section.turn .message.reply > .text, #card section.turn .message.reply > details.part",
+        "els => els.map(e => e.dataset.kind || e.textContent.trim().slice(0, 12))",
+    )
+    assert order == ["thinking", "Let me run t", "tool_call", "tool_result", "The total is"]
+    assert page.evaluate(SELECT_ANY_JS, [first.pk, "reply", "rounded twice"]) == "rounded twice"
+    page.keyboard.press("'")
+    figure = page.wait_for_selector("#evidence-box figure.evidence-quote")
+    start = first.reply_text.index("rounded twice")
+    assert f"characters {start}–{start + len('rounded twice')}" in figure.inner_text()
+    assert errors == []
+    context.close()

@@ -29,6 +29,8 @@ def test_it_imports_a_session_as_one_conversation_of_its_human_prompts(study, fi
         "cwd": "/home/dev/shop",
         "gitBranch": "main",
         "version": "2.1.63",
+        "modality": "cli",
+        "tool": "Claude Code",
     }
     first, second = conversation.turns.order_by("index")
     assert first.user_text == "Why does test_cart fail?"  # the isMeta line is not a prompt
@@ -186,3 +188,46 @@ def test_the_prompts_are_the_human_ones(tmp_path, session):
         return
     assert errors == []
     assert sum(m.role == "user" for m in record.messages) == prompts
+
+
+def test_the_card_shows_the_reply_in_the_order_of_the_log(study, files):
+    """Thinking, prose, a tool call, its result, prose again: the card shows them in that
+    order (issue 21 point 7), not all the prose first."""
+    from django.template.loader import render_to_string
+
+    from annotation.rendering import reply_sequence
+
+    path = files.jsonl(f"{SESSION}.jsonl", *claude_code_session())
+    import_files(study, [path])
+    first = Conversation.objects.get().turns.get(index=1)
+    # the log's order: thinking, "Let me run the test.", Bash call, its result, the finding
+    sequence = [
+        ("text", item.text) if item.part is None else (item.part["type"], None)
+        for item in reply_sequence(first)
+    ]
+    assert sequence == [
+        ("thinking", None),
+        ("text", "Let me run the test."),
+        ("tool_call", None),
+        ("tool_result", None),
+        ("text", "The total is rounded twice."),
+    ]
+    html = render_to_string("annotation/_reply.html", {"turn": first})
+    marks = ["Run it first.", "Let me run the test.", "pytest tests/test_cart.py", "1 failed",
+             "The total is rounded twice."]  # fmt: skip
+    positions = [html.index(mark) for mark in marks]
+    assert positions == sorted(positions)
+    # the stored text is unchanged: evidence offsets into it stay valid
+    assert first.reply_text == "Let me run the test.\n\nThe total is rounded twice."
+
+
+def test_a_reply_without_a_recorded_order_shows_its_text_first():
+    from types import SimpleNamespace
+
+    from annotation.rendering import reply_sequence
+
+    turn = SimpleNamespace(reply_text="Done.", reply_parts=[{"type": "thinking"}], metadata={})
+    assert [i.text for i in reply_sequence(turn)] == ["Done.", None]
+    # a malformed order (offsets past the text) is ignored rather than losing text
+    turn.metadata = {"reply_order": [[0, 1], [99, 1]]}
+    assert [i.text for i in reply_sequence(turn)] == ["Done.", None]

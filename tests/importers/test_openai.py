@@ -81,7 +81,8 @@ def test_it_keeps_tool_calls_and_results_in_the_reply(study, files):
         },
         {"type": "tool_result", "content": "3 passed", "tool_call_id": "call_1"},
     ]
-    assert first.metadata == {"weight": 1}
+    # the answer came after the call and its result: the card shows it there (rendering)
+    assert first.metadata == {"weight": 1, "reply_order": [[0, 2]]}
     # Only a tool call: the reply is there and not empty, though it has no text.
     assert second.reply_text == "" and not second.reply_empty and not second.reply_missing
     assert Conversation.objects.get().metadata["tools"][0]["function"]["name"] == "run_tests"

@@ -73,6 +73,8 @@ def test_it_groups_rows_into_one_conversation_per_session(study, files):
         "model": "claude-sonnet-4",
         "rows": 7,
         "skipped_rows": 2,
+        "modality": "cli",  # the agent's name tells it (test_modality.py)
+        "tool": "claude-code",
     }
     first, second = c.turns.order_by("index")
     assert first.user_text == "fix the failing test"

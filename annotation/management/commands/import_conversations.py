@@ -1,5 +1,5 @@
 """python manage.py import_conversations SLUG PATH... [--format auto|native|...]
-    [--bigcodebench FILE] [--filter coding] [--dry-run]
+    [--bigcodebench FILE] [--filter coding] [--dry-run] [--modality ide|cli] [--tool NAME]
 
 A PATH is a file or a folder (every file below it of a known format; the others are listed
 as skipped). Prints a summary and one line per rejected record (`file:line: reason`), then
@@ -12,7 +12,9 @@ no failure.
 `--filter coding` keeps only the conversations the study's coding rules match
 (annotation/intake/coding_filter.py) and prints what it dropped, per language and reason;
 `--dry-run` writes nothing and prints what an import would do, with the filter's examples of
-matches and near misses."""
+matches and near misses.
+`--modality ide|cli` and `--tool NAME` set every imported conversation's `modality` and `tool`
+metadata, over what its log says (annotation/importers/modality.py)."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from django.core.management.base import CommandError
 from django.db.models import Max
 from django.utils import timezone
 
-from annotation.importers import FORMATS, import_files
+from annotation.importers import FORMATS, import_files, modality
 from annotation.intake.coding_filter import RulesError, rules_for
 from annotation.intake.coding_report import CodingFilter, report_lines
 from annotation.jobs import record_command_import
@@ -54,6 +56,12 @@ class Command(StudyCommand):
         parser.add_argument(
             "--dry-run", action="store_true", help="write nothing; print what would happen"
         )
+        parser.add_argument(
+            "--modality",
+            choices=modality.MODALITIES,
+            help="where every session of this import ran: ide or cli (over what the logs say)",
+        )
+        parser.add_argument("--tool", metavar="NAME", help="the tool every session ran in")
 
     def handle(self, *args, slug: str, files: list[str], format: str, **options):
         study = self.get_study(slug)
@@ -69,7 +77,10 @@ class Command(StudyCommand):
                 raise CommandError(f"The study's coding rules cannot be used: {exc}") from None
         dry_run = options["dry_run"]
         after_id, started_at = Conversation.objects.aggregate(m=Max("pk"))["m"] or 0, timezone.now()
-        report = import_files(study, files, fmt=format, options=extra, keep=keep, dry_run=dry_run)
+        given = modality.overrides(options.get("modality"), options.get("tool"))
+        report = import_files(
+            study, files, fmt=format, options=extra, keep=keep, dry_run=dry_run, metadata=given
+        )
         for error in report.errors:
             self.stderr.write(error)
         for error in report.files_not_read:  # each says it was not read: no record counted
