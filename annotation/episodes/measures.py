@@ -516,9 +516,33 @@ def heatmap_svg(table: dict, cell: int = 28) -> str:
 
 def strata_of(conversations: dict, field: str) -> dict:
     """{conversation: stratum}: the conversation's metadata value for `field` as text
-    ("(none)" where it has none). `conversations` is {conversation: metadata dict}."""
+    ("(none)" where it has none). `field` may end in `:month`: the value is then a date or
+    date-time (ISO 8601 text, e.g. "2025-03-14" or "2025-03-14T09:30:00Z") and the stratum
+    its month "2025-03" (a value that is not such a date: "(not a date)").
+    `conversations` is {conversation: metadata dict}."""
+    name, _, part = field.partition(":")
+    if part not in ("", "month"):
+        raise ValueError(f"--by {field}: unknown part {part!r} (only FIELD:month)")
     out = {}
     for conversation, metadata in conversations.items():
-        value = (metadata or {}).get(field)
-        out[conversation] = NONE if value in (None, "") else str(value)
+        value = (metadata or {}).get(name)
+        if value in (None, ""):
+            out[conversation] = NONE
+        elif part == "month":
+            out[conversation] = _month(str(value))
+        else:
+            out[conversation] = str(value)
     return out
+
+
+NOT_A_DATE = "(not a date)"
+
+
+def _month(value: str) -> str:
+    from datetime import date
+
+    try:
+        date.fromisoformat(value[:10])
+    except ValueError:
+        return NOT_A_DATE
+    return value[:7]
