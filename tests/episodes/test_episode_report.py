@@ -151,3 +151,22 @@ def test_a_moderator_reads_no_machine_verdict(study):  # noqa: F811
     lead = make_user("lead")
     study.add_member(lead, Role.LEAD)
     assert report_result(lead, study, result) == result
+
+
+def test_the_methods_section_describes_the_pipeline(study):  # noqa: F811
+    from annotation.methods import methods_of
+    from annotation.methods.render import to_markdown
+
+    _saved(study)
+    (step,) = [s for s in methods_of(study)["steps"] if s["step"] == "episodes"]
+    assert "Run gpt extracted 4 episodes (1 dropped for confidence)" in step["text"]
+    assert "retention 25.0%, precision 0.500" in step["text"]
+    assert "mean 1.500 of 2 over 2 sessions" in step["text"]
+    assert "Runs claude and gpt compared: 2 episodes matched" in step["text"]
+    assert "own validator" in step["text"]  # the command line reads the machine's too
+    assert [r[0] for r in step["rows"]] == ["claude", "gpt"]
+    assert "| gpt | 4 | 1 | 1 | 1 | 1 | 25.0% | 0.500 |" in to_markdown(methods_of(study))
+    mona = make_user("mona")
+    study.add_member(mona, Role.MODERATOR)
+    (seen,) = [s for s in methods_of(study, mona)["steps"] if s["step"] == "episodes"]
+    assert "own validator" not in seen["text"]
