@@ -435,7 +435,8 @@ def cooccurrence(
     axes are the same), over the gold-labelled episodes: observed episodes with both,
     expected under independence (n_row * n_col / N), lift (observed / expected), and a test
     of independence on the 2x2 table: Fisher's exact test when an expected cell is below 5,
-    else chi-square (Yates-corrected, scipy.stats.chi2_contingency)."""
+    else chi-square (Yates-corrected, scipy.stats.chi2_contingency). Fisher's statistic is the
+    odds ratio: null (statistic_reason) where a zero cell makes it infinite."""
     from scipy.stats import chi2_contingency, fisher_exact
 
     n = len(gold)
@@ -463,7 +464,12 @@ def cooccurrence(
                 cells = np.outer(table.sum(axis=1), table.sum(axis=0)) / n
                 if (cells < 5).any():
                     stat, p = fisher_exact(table)
-                    row.update(test="fisher", statistic=float(stat), p=float(p))
+                    # the odds ratio: infinite (or 0/0) with an empty cell, which JSON
+                    # cannot hold: null, and the p-value stands
+                    finite = math.isfinite(stat)
+                    row.update(test="fisher", statistic=float(stat) if finite else None, p=float(p))
+                    if not finite:
+                        row["statistic_reason"] = "odds ratio undefined or infinite (a zero cell)"
                 else:
                     stat, p, _, _ = chi2_contingency(table)
                     row.update(test="chi2", statistic=float(stat), p=float(p))

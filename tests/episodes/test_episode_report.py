@@ -170,3 +170,16 @@ def test_the_methods_section_describes_the_pipeline(study):  # noqa: F811
     study.add_member(mona, Role.MODERATOR)
     (seen,) = [s for s in methods_of(study, mona)["steps"] if s["step"] == "episodes"]
     assert "own validator" not in seen["text"]
+
+
+def test_an_infinite_odds_ratio_is_stored_as_null():
+    """Fisher's odds ratio with a zero cell is infinite: the job's JSON cannot hold it."""
+    gold = [{"symptom": ["a"], "cause": ["x"]}] * 3 + [{"symptom": ["b"], "cause": ["y"]}] * 3
+    table = measures.cooccurrence(gold, "symptom", "cause", {"symptom": ["a", "b"],
+                                                             "cause": ["x", "y"]})  # fmt: skip
+    (cell,) = [c for c in table["cells"] if (c["row"], c["col"]) == ("a", "x")]
+    assert (
+        cell["test"] == "fisher" and cell["statistic"] is None and cell["p"] == pytest.approx(0.1)
+    )
+    assert cell["statistic_reason"]
+    json.dumps(table, allow_nan=False)
