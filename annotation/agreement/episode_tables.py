@@ -86,9 +86,16 @@ def _ci(low, high) -> Cell:
     return Cell([low, high] if low is not None and high is not None else None)
 
 
+def axis_order(axes: Mapping, order: list[str]) -> list[str]:
+    """`validity` first, then the taxonomy's order (PostgreSQL's jsonb keeps an object's keys
+    sorted by length, not as written), then any other axis by name."""
+    rank = {a: i for i, a in enumerate(["validity", *order])}
+    return sorted(axes, key=lambda a: (rank.get(a, len(rank)), a))
+
+
 def _run_rows(runs: Mapping) -> tuple[Row, ...]:
     rows = []
-    for name, r in runs.items():
+    for name, r in sorted(runs.items()):
         p = r.get("precision") or {}
         values = {
             "run": Cell(name),
@@ -103,9 +110,9 @@ def _run_rows(runs: Mapping) -> tuple[Row, ...]:
 
 def _reason_rows(runs: Mapping) -> tuple[Row, ...]:
     rows = []
-    for name, r in runs.items():
+    for name, r in sorted(runs.items()):
         shares = (r.get("invalid_reasons") or {}).get("codes") or {}
-        for reason, entry in shares.items():
+        for reason, entry in sorted(shares.items()):
             cells = (Cell(name), Cell(reason), Cell(entry["count"]), Cell(entry["share"]))
             rows.append(Row(cells, name=name, label=reason, text=f"{name} {reason}"))
     return tuple(rows)
@@ -127,14 +134,15 @@ def _coverage_row(coverage: Mapping) -> Row:
     return Row(tuple(values[c.name] for c in COVERAGE), text="coverage")
 
 
-def _agreement_rows(agreement: Mapping) -> tuple[Row, ...]:
+def _agreement_rows(agreement: Mapping, order: list[str]) -> tuple[Row, ...]:
+    axes = agreement.get("axes") or {}
     rows = [
         Row(
             (Cell(axis), Cell(v.get("kappa")), Cell(v.get("alpha")), Cell(v.get("exact"))),
             label=axis,
             text=axis,
         )
-        for axis, v in (agreement.get("axes") or {}).items()
+        for axis, v in ((a, axes[a]) for a in axis_order(axes, order))
     ]
     whole = agreement.get("whole_episode_exact")
     why = "" if whole is not None else "no pair of annotators"
@@ -170,7 +178,9 @@ def _cooccurrence_rows(key: str, table: Mapping) -> tuple[Row, ...]:
     )
 
 
-def _figures_tables(figures: Mapping, suffix: str = "", where: str = "", n: int = 0) -> list[Table]:
+def _figures_tables(
+    figures: Mapping, order: list[str], suffix: str = "", where: str = "", n: int = 0
+) -> list[Table]:
     """The figures' tables; a stratum's (`where` "FIELD = VALUE", the n-th) have their
     scope ending in `suffix` "@FIELD=VALUE" and their id in "-sN"."""
     runs = figures.get("runs") or {}
@@ -213,14 +223,14 @@ def _figures_tables(figures: Mapping, suffix: str = "", where: str = "", n: int 
             f"Agreement on episodes, round 1{at}",
             f"episode-agreement{suffix}",
             AGREEMENT,
-            _agreement_rows(figures.get("agreement") or {}),
+            _agreement_rows(figures.get("agreement") or {}, order),
             outputs=EVERYWHERE,
             intro="Per axis, over the pairs of annotators of a group: Cohen's κ and exact "
             "match (an axis on the episodes both judged valid; `validity` the verdict with "
             "its reason), Krippendorff's α over every annotator.",
         ),
     ]
-    for key, table in (figures.get("cooccurrence") or {}).items():
+    for key, table in sorted((figures.get("cooccurrence") or {}).items(), reverse=True):
         tables.append(
             Table(
                 f"episode-{key.replace('_', '-')}{tid}",
@@ -289,14 +299,16 @@ def _comparison_tables(comparisons: list) -> list[Table]:
     ]
 
 
-def episode_spec(result: Mapping) -> AxisSpec | None:
-    """The report's Episodes block, or None when the result has no `episodes` section."""
+def episode_spec(result: Mapping, order: list[str] = ()) -> AxisSpec | None:
+    """The report's Episodes block, or None when the result has no `episodes` section;
+    `order` the taxonomy's axes."""
     section = result.get(EPISODES)
     if not section:
         return None
-    tables = _figures_tables(section.get("overall") or {}, "", "")
+    order = list(order)
+    tables = _figures_tables(section.get("overall") or {}, order)
     tables += _comparison_tables(section.get("comparisons") or [])
     by = section.get("by")
-    for n, (value, figures) in enumerate((section.get("strata") or {}).items(), 1):
-        tables += _figures_tables(figures, f"@{by}={value}", f"{by} = {value}", n)
+    for n, (value, figures) in enumerate(sorted((section.get("strata") or {}).items()), 1):
+        tables += _figures_tables(figures, order, f"@{by}={value}", f"{by} = {value}", n)
     return AxisSpec(EPISODES, "Episodes", tables)

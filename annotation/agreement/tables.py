@@ -44,7 +44,9 @@ def report_spec(
     # keys sorted by length (the report showed Cause before Symptom)
     order = [a for a in taxonomy if a in axes] + [a for a in axes if a not in taxonomy]
     judges = result.get("judges")  # a lead's copy only (access.report_result)
-    episodes = episode_spec(result)  # after the axes: the study's episodes, when it has some
+    episodes = episode_spec(
+        result, list(taxonomy)
+    )  # after the axes: the study's episodes, when it has some
     return [
         AxisSpec(
             axis,

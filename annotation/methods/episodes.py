@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..agreement.episode_tables import axis_order
 from .context import Context
 from .steps import Column, Step, interval, kappa, listed, plural, share
 
@@ -47,7 +48,7 @@ def episodes_step(ctx: Context) -> Step | None:
         "95% interval."
     ]
     rows = []
-    for name, r in runs.items():
+    for name, r in sorted(runs.items()):  # jsonb keeps keys sorted by length
         said.append(_run_text(name, r, ctx.reads_judges))
         p = r.get("precision") or {}
         ci = [p["low"], p["high"]] if p.get("low") is not None else None
@@ -56,7 +57,8 @@ def episodes_step(ctx: Context) -> Step | None:
              r.get("invalid"), r.get("disputed"), r.get("retention"), p.get("value"), ci]
         )  # fmt: skip
     said.append(_coverage_text(overall.get("coverage") or {}))
-    said.append(_agreement_text(overall.get("agreement") or {}))
+    axes = [a.code for a in ctx.study.taxonomy_version.axes.all()]
+    said.append(_agreement_text(overall.get("agreement") or {}, axes))
     said += [_compare_text(c) for c in section.get("comparisons") or []]
     if section.get("by"):
         said.append(
@@ -85,7 +87,7 @@ def _run_text(name: str, r: Mapping, machine: bool) -> str:
     reasons = ((r.get("invalid_reasons") or {}).get("reasons")) or {}
     if reasons:
         text += " Invalid episodes: " + listed(
-            f"{code} {share(v['share'])}" for code, v in reasons.items()
+            f"{code} {share(v['share'])}" for code, v in sorted(reasons.items())
         ) + "."  # fmt: skip
     verdict = r.get("run_verdict") or {}
     if machine and verdict.get("judged"):
@@ -116,8 +118,9 @@ def _coverage_text(c: Mapping) -> str:
     return text
 
 
-def _agreement_text(a: Mapping) -> str:
+def _agreement_text(a: Mapping, order: list[str]) -> str:
     axes = a.get("axes") or {}
+    axes = {k: axes[k] for k in axis_order(axes, order)}
     if not a.get("pairs"):
         return ""
     return (
