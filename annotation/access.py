@@ -462,7 +462,8 @@ def report_result(user, study: Study, result, *, visible: bool | None = None):
     """An agreement result as `user` reads it: whole for whoever may see the machine judges
     (judges_visible_to; `visible` when the caller knows it already), else without them: the
     judges' own section and names (JUDGE_KEYS) and whatever is keyed by, or is, a judge's
-    username (each annotator against the consensus, the split check's accuracies). The one
+    username (each annotator against the consensus, the split check's accuracies), and the
+    episode section's extraction-run verdicts and labels (a model's). The one
     rule of the report page, its downloads and every route to a job's result."""
     if not isinstance(result, dict):
         return result
@@ -472,4 +473,26 @@ def report_result(user, study: Study, result, *, visible: bool | None = None):
         return result
     names = judge_usernames(study) | set(result.get("judge_annotators") or ())
     names |= set((result.get("judges") or {}).get("pseudo_users") or ())
-    return without_judges({k: v for k, v in result.items() if k not in JUDGE_KEYS}, names)
+    kept = {k: v for k, v in result.items() if k not in JUDGE_KEYS}
+    if isinstance(kept.get("episodes"), dict):
+        kept["episodes"] = _episodes_without_machines(kept["episodes"])
+    return without_judges(kept, names)
+
+
+def _episodes_without_machines(section: dict) -> dict:
+    """The episode section without what an extraction run's model said: each run's own
+    validator verdict (`run_verdict`) and the runs' own labels compared (`axes`)."""
+    section = without_keys(section, {"run_verdict"})
+    section["comparisons"] = [
+        {k: v for k, v in c.items() if k != "axes"} for c in section.get("comparisons") or []
+    ]
+    return section
+
+
+def without_keys(data, keys: set[str]):
+    """`data` (dicts, lists, values) without any dict entry keyed by one of `keys`."""
+    if isinstance(data, dict):
+        return {k: without_keys(v, keys) for k, v in data.items() if k not in keys}
+    if isinstance(data, list):
+        return [without_keys(v, keys) for v in data]
+    return data

@@ -189,6 +189,8 @@ class AgreementForm(forms.Form):
     round = forms.TypedChoiceField(coerce=int, initial=1)
     # the taxonomy version (id): the study's, or one it moved away from (annotation/evolution/)
     version = forms.TypedChoiceField(coerce=int, required=False, empty_value=None)
+    # the episode measures per value of a conversation metadata field (FIELD:month: by month)
+    by = forms.RegexField(regex=r"^[\w.-]{1,64}(:month)?$", required=False, max_length=70)
 
     def __init__(self, study: Study, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

@@ -418,8 +418,8 @@ class LabelImportRun(JobRun):
 
 class AgreementRun(JobRun):
     """params: round, seed, n_boot, version (a taxonomy version id; default the study's),
-    dev_share (a scored judge's development split, default 0.3)
-    -> job.result = compute_study_report(...)."""
+    dev_share (a scored judge's development split, default 0.3), by (a conversation metadata
+    field: the episode measures per stratum) -> job.result = compute_study_report(...)."""
 
     task, what = "run_agreement", "agreement"
 
@@ -437,6 +437,7 @@ class AgreementRun(JobRun):
             n_boot=int(params.get("n_boot", 1000)),
             seed=int(params.get("seed", 0)),
             dev_share=float(params.get("dev_share", DEV_SHARE)),
+            by=params.get("by") or None,
             progress=progress,
         )
         return Outcome(result)

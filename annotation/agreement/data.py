@@ -58,7 +58,8 @@ from django.utils import timezone
 
 from taxonomy.models import TaxonomyVersion, Type
 
-from ..models import Annotation, Consensus, Group, Study, TaxonomyMove
+from ..episodes.report import compare, episode_measures
+from ..models import Annotation, Consensus, Episode, Group, Study, TaxonomyMove
 from .extras import extras_from_encoded
 from .judge_data import DEV_SHARE, judges_section
 from .rows import RECORD, count_per, rank_ids, read_study, value_per
@@ -414,12 +415,15 @@ def compute_study_report(
     progress: Progress | None = None,
     version: TaxonomyVersion | None = None,
     dev_share: float = DEV_SHARE,
+    by: str | None = None,
 ) -> dict:
     """The study's agreement report of `round`, every axis, with the report page's extras,
     on the study's taxonomy version or an old `version` it moved away from, and, when the
     study has judge runs, their scores (`judges`, judge_data.py; lead-only: access.py
     `report_result`; `dev_share` splits the conversations for a scored judge's threshold).
-    `progress(done, total, message)` is told before each step."""
+    `progress(done, total, message)` is told before each step. A study with episodes gets
+    their section (`episodes`, episode_section; with `by`, every figure per stratum of that
+    conversation metadata field)."""
     version, move = _view(study, version)
     codes = axis_codes(study, version)
     steps = _Steps(progress, total=1 + 2 * len(codes))
@@ -474,11 +478,31 @@ def compute_study_report(
     )
     if judges is not None:
         out["judges"] = judges
+    episodes = episode_section(study, by=by)
+    if episodes is not None:
+        out["episodes"] = episodes
     if data.judge.any():  # who of versus_consensus is a judge (lead-only: access.report_result)
         out["judge_annotators"] = sorted(
             {data.annotators[i] for i in np.unique(data.annotator[data.judge]).tolist()}
         )
     return out
+
+
+def episode_section(study: Study, by: str | None = None) -> dict | None:
+    """The episode measures (episodes/report.py: per run, coverage, agreement, co-occurrence
+    over gold; with `by` the same per stratum) and, with two runs or more, each pair of runs
+    compared (compare_runs, IoU >= 0.5; without the matched pairs' ids). None without
+    episodes."""
+    if not Episode.objects.filter(conversation__study=study).exists():
+        return None
+    section = episode_measures(study, by=by)
+    runs = sorted(section["overall"]["runs"])
+    section["comparisons"] = [
+        {k: v for k, v in compare(study, a, b).items() if k != "pairs"}
+        for i, a in enumerate(runs)
+        for b in runs[i + 1 :]
+    ]
+    return section
 
 
 def _between_groups(between: Encoded | None, n_boot: int, seed: int) -> dict:

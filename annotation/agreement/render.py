@@ -35,6 +35,7 @@ import io
 from collections.abc import Mapping, Sequence
 
 from ..csv_cells import SafeWriter
+from .episode_tables import EPISODES
 from .spec import (
     CSV,
     MD,
@@ -116,7 +117,8 @@ def md_escape(text: object) -> str:
 def to_markdown(result: Mapping, taxonomy: Mapping[str, Sequence[TaxonomyEntry]]) -> str:
     lines = [f"# {md_escape(_title(result))}", ""]
     for axis in _spec(result, taxonomy):
-        lines += [f"## Axis {md_escape(axis.code)}", ""]
+        heading = "Episodes" if axis.code == EPISODES else f"Axis {md_escape(axis.code)}"
+        lines += [f"## {heading}", ""]
         for table in _tables(axis, MD):
             header = [md_escape(table.header(i)) for i in table.shown()]
             sep = ["---" if a == "l" else "---:" for a in _align(table)]

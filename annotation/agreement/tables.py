@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from .episode_tables import episode_spec
 from .judge_tables import judge_tables
 from .spec import (
     COUNT,
@@ -43,6 +44,9 @@ def report_spec(
     # keys sorted by length (the report showed Cause before Symptom)
     order = [a for a in taxonomy if a in axes] + [a for a in axes if a not in taxonomy]
     judges = result.get("judges")  # a lead's copy only (access.report_result)
+    episodes = episode_spec(
+        result, list(taxonomy)
+    )  # after the axes: the study's episodes, when it has some
     return [
         AxisSpec(
             axis,
@@ -51,7 +55,7 @@ def report_spec(
             + judge_tables(judges, axis, taxonomy.get(axis, [])),
         )
         for axis in order
-    ]
+    ] + ([episodes] if episodes is not None else [])
 
 
 def axis_tables(axis: str, data: Mapping, entries: Sequence[TaxonomyEntry]) -> list[Table]:

@@ -435,7 +435,8 @@ def cooccurrence(
     axes are the same), over the gold-labelled episodes: observed episodes with both,
     expected under independence (n_row * n_col / N), lift (observed / expected), and a test
     of independence on the 2x2 table: Fisher's exact test when an expected cell is below 5,
-    else chi-square (Yates-corrected, scipy.stats.chi2_contingency)."""
+    else chi-square (Yates-corrected, scipy.stats.chi2_contingency). Fisher's statistic is the
+    odds ratio: null (statistic_reason) where a zero cell makes it infinite."""
     from scipy.stats import chi2_contingency, fisher_exact
 
     n = len(gold)
@@ -463,7 +464,12 @@ def cooccurrence(
                 cells = np.outer(table.sum(axis=1), table.sum(axis=0)) / n
                 if (cells < 5).any():
                     stat, p = fisher_exact(table)
-                    row.update(test="fisher", statistic=float(stat), p=float(p))
+                    # the odds ratio: infinite (or 0/0) with an empty cell, which JSON
+                    # cannot hold: null, and the p-value stands
+                    finite = math.isfinite(stat)
+                    row.update(test="fisher", statistic=float(stat) if finite else None, p=float(p))
+                    if not finite:
+                        row["statistic_reason"] = "odds ratio undefined or infinite (a zero cell)"
                 else:
                     stat, p, _, _ = chi2_contingency(table)
                     row.update(test="chi2", statistic=float(stat), p=float(p))
@@ -516,9 +522,33 @@ def heatmap_svg(table: dict, cell: int = 28) -> str:
 
 def strata_of(conversations: dict, field: str) -> dict:
     """{conversation: stratum}: the conversation's metadata value for `field` as text
-    ("(none)" where it has none). `conversations` is {conversation: metadata dict}."""
+    ("(none)" where it has none). `field` may end in `:month`: the value is then a date or
+    date-time (ISO 8601 text, e.g. "2025-03-14" or "2025-03-14T09:30:00Z") and the stratum
+    its month "2025-03" (a value that is not such a date: "(not a date)").
+    `conversations` is {conversation: metadata dict}."""
+    name, _, part = field.partition(":")
+    if part not in ("", "month"):
+        raise ValueError(f"--by {field}: unknown part {part!r} (only FIELD:month)")
     out = {}
     for conversation, metadata in conversations.items():
-        value = (metadata or {}).get(field)
-        out[conversation] = NONE if value in (None, "") else str(value)
+        value = (metadata or {}).get(name)
+        if value in (None, ""):
+            out[conversation] = NONE
+        elif part == "month":
+            out[conversation] = _month(str(value))
+        else:
+            out[conversation] = str(value)
     return out
+
+
+NOT_A_DATE = "(not a date)"
+
+
+def _month(value: str) -> str:
+    from datetime import date
+
+    try:
+        date.fromisoformat(value[:10])
+    except ValueError:
+        return NOT_A_DATE
+    return value[:7]

@@ -3,7 +3,7 @@ TAXONOMY.md, each a short text and a table with its numbers and parameters, comp
 what the tool recorded (jobs' parameters and results, the sample, the split-check studies,
 the rows), never typed in: the import, the coding filter, the splitting, the second filter,
 the split check, the sample, the phases and teams, agreement, the machine judges (leads
-only, and only with judge runs) and moderation.
+only, and only with judge runs), the episode pipeline (with episodes) and moderation.
 
 `methods_of(study)` gives the structured data (one object per step: steps.Step.as_dict), the
 JSON of `manage.py methods --format json`; render.py writes it as Markdown and LaTeX and the
@@ -17,6 +17,7 @@ from __future__ import annotations
 from django.utils import timezone
 
 from .context import Context
+from .episodes import episodes_step
 from .groups import agreement_step, moderation_step, teams_step
 from .intake import filter_step, import_step, sample_step, second_filter_step
 from .judges import judges_step
@@ -32,6 +33,7 @@ STEPS = (
     teams_step,
     agreement_step,
     judges_step,
+    episodes_step,
     moderation_step,
 )
 

@@ -80,6 +80,8 @@ def start_agreement(request: HttpRequest, study: Study) -> HttpResponse:
     version = form.cleaned_data["version"]
     if version is not None and version != study.taxonomy_version_id:
         params["version"] = version  # an old version's report (annotation/evolution/)
+    if form.cleaned_data["by"]:
+        params["by"] = form.cleaned_data["by"]  # the episode measures per stratum
     enqueue(request.user, study, JobKind.AGREEMENT, params, run_agreement)
     return _panel_response(request, study)
 

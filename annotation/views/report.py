@@ -24,6 +24,7 @@ from taxonomy.models import TaxonomyVersion
 
 from .. import charts as svg
 from ..access import get_study_for_reporter, report_result
+from ..agreement.episode_tables import EPISODES
 from ..agreement.judge_tables import JUDGES, ordered, run_label
 from ..agreement.render import md_escape, tex_escape, to_csv, to_latex, to_markdown
 from ..agreement.spec import PAGE, Table, TaxonomyEntry, pair_names, show, taxonomy_entries
@@ -84,8 +85,11 @@ def report(request: HttpRequest, slug: str) -> HttpResponse:
         ctx["round"] = result.get("round", 1)
         spec = report_spec(result, entries, axis_names)
         ctx["axes"] = [
-            _axis_page(axis, result["axes"][axis.code], entries.get(axis.code, [])) for axis in spec
+            _axis_page(axis, result["axes"][axis.code], entries.get(axis.code, []))
+            for axis in spec
+            if axis.code != EPISODES
         ]
+        ctx["episodes"] = next((_episodes_page(a) for a in spec if a.code == EPISODES), None)
         ctx["judge_scores"] = judge_panel(result, spec, entries)
         ctx["downloads"] = list(DOWNLOADS)
     return render(request, "annotation/report/page.html", ctx)
@@ -196,6 +200,35 @@ def _axis_page(axis, data: Mapping, entries: list[TaxonomyEntry]) -> dict:
         "cooccurrence": _cooccurrence_chart(axis.code, extras, codes, names),
         "confusions": [{**p, "svg": mark_safe(p["svg"])} for p in pairs],  # svg.py escapes
     }
+
+
+def _episodes_page(axis) -> dict:
+    """The Episodes block's tables (episode_tables.py), each co-occurrence table with its
+    heat map of lifts (annotation/charts.py)."""
+    blocks = [_page_table(t) for t in axis.tables if PAGE in t.outputs and (t.rows or t.empty)]
+    for block in blocks:
+        if block["table"].id.startswith("episode-symptom-x-"):
+            block["chart"] = mark_safe(_lift_chart(block["table"]))  # charts.py escapes
+    return {"code": axis.code, "name": axis.name, "blocks": blocks}
+
+
+def _lift_chart(table: Table) -> str:
+    """Lift (observed / expected under independence) per pair of codes; 0 where undefined."""
+    at = {c.name: i for i, c in enumerate(table.columns)}
+    lifts = {(r.cells[at["row"]].value, r.cells[at["col"]].value): r.cells[at["lift"]].value
+             for r in table.rows}  # fmt: skip
+    rows = sorted({r for r, _ in lifts})
+    cols = sorted({c for _, c in lifts})
+    matrix = [[round(lifts.get((r, c)) or 0.0, 2) for c in cols] for r in rows]
+    return svg.heatmap(
+        rows,
+        cols,
+        matrix,
+        title=f"Lift over the gold episodes: {table.title}",
+        desc="Observed co-occurrence over expected under independence; 1 = independent.",
+        id_prefix=f"lift-{table.id}",
+        cell_label="lift",
+    )
 
 
 def _prose(text: str) -> str:

@@ -1,9 +1,10 @@
 """python manage.py agreement SLUG [--round 1] [--json] [--seed 0] [--bootstrap 1000]
-[--taxonomy-version N] [--dev-share 0.3] [--save]"""
+[--taxonomy-version N] [--dev-share 0.3] [--by FIELD] [--save]"""
 
 from __future__ import annotations
 
 import json
+import re
 
 from django.core.management.base import CommandError
 from django.utils import timezone
@@ -15,6 +16,8 @@ from annotation.agreement.spec import taxonomy_entries
 from annotation.jobs import record_run
 from annotation.management.study_command import StudyCommand
 from annotation.models import JobKind
+
+BY = re.compile(r"[\w.-]{1,64}(:month)?")  # as the agreement form's `by`
 
 
 class Command(StudyCommand):
@@ -30,7 +33,10 @@ class Command(StudyCommand):
         "earlier taxonomy version the study moved away from (its labels as they stood). "
         "With judge runs (run_judge), round 1 also scores each judge against the gold "
         "beside the annotators; a scored judge's threshold is chosen on a development "
-        "share of the conversations (--dev-share, split with --seed) and reported on the rest."
+        "share of the conversations (--dev-share, split with --seed) and reported on the rest. "
+        "A study with episodes also gets their measures (per run, coverage, agreement, "
+        "co-occurrence, the runs compared); --by FIELD repeats each per value of that "
+        "conversation metadata field (FIELD:month: per month of a date field)."
     )
 
     def add_arguments(self, parser) -> None:
@@ -65,6 +71,14 @@ class Command(StudyCommand):
             help="the taxonomy version number (default: the study's own)",
         )
         parser.add_argument(
+            "--by",
+            default=None,
+            help=(
+                "a conversation metadata field (modality, source, model, ...): the episode "
+                "measures per value of it; FIELD:month groups a date field by month"
+            ),
+        )
+        parser.add_argument(
             "--save",
             action="store_true",
             help="keep the result as the study's agreement job, as 'Compute agreement' does "
@@ -80,6 +94,7 @@ class Command(StudyCommand):
         bootstrap: int,
         taxonomy_version,
         dev_share: float,
+        by: str | None = None,
         **options,
     ) -> None:
         study = self.get_study(slug)
@@ -89,6 +104,11 @@ class Command(StudyCommand):
             raise CommandError(f"--bootstrap: must be 0 or more, got {bootstrap}")
         if not 0 < dev_share < 1:
             raise CommandError(f"--dev-share: must be between 0 and 1 (exclusive), got {dev_share}")
+        if by is not None and not BY.fullmatch(by):
+            raise CommandError(
+                f"--by: {by!r} is not a metadata field name (letters, digits, _ . -), "
+                "optionally followed by :month"
+            )
         chosen, version = study.taxonomy_version, taxonomy_version
         if version is not None:
             chosen = study.taxonomy_version.taxonomy.versions.filter(number=version).first()
@@ -105,6 +125,7 @@ class Command(StudyCommand):
                 seed=seed,
                 version=chosen,
                 dev_share=dev_share,
+                by=by,
             )
         except ValueError as e:
             raise CommandError(f"--taxonomy-version: {e}") from None
@@ -116,6 +137,8 @@ class Command(StudyCommand):
             params = {"round": round, "seed": seed, "n_boot": bootstrap, "dev_share": dev_share}
             if version is not None:
                 params["version"] = chosen.pk
+            if by:
+                params["by"] = by
             job = record_run(study, JobKind.AGREEMENT, params, result, started_at=started_at)
             (self.stderr if options["json"] else self.stdout).write(
                 f"Saved as the study's agreement job {job.pk}."

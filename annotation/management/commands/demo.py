@@ -1,5 +1,7 @@
 """`manage.py demo`: a ready-to-click study for `make run`. Idempotent: a second run leaves
-the existing demo alone and says so; `--reset` deletes the demo study and builds it again."""
+the existing demo alone and says so; `--reset` deletes the demo study and builds it again.
+`--study agents` builds the agent-misalignment demo instead (annotation/management/
+agents_demo.py: episodes from two extraction runs, judged, its agreement computed)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from django.db import transaction
 
 from annotation.demo import CONVERSATIONS
 from annotation.importers import import_files
+from annotation.management import agents_demo
 from annotation.models import Conversation, Group, Kind, Role, Seat, Study
 from taxonomy.models import Taxonomy
 
@@ -51,12 +54,22 @@ class Command(BaseCommand):
             default=DEFAULT_PORT,
             help=f"the port the server runs on, for the address printed (default {DEFAULT_PORT})",
         )
+        parser.add_argument(
+            "--study",
+            choices=("smells", "agents"),
+            default="smells",
+            help="smells (default): the interaction-smells demo; agents: the agent-misalignment "
+            "demo (episodes from two extraction runs, judged by two annotators, agreement "
+            "computed)",
+        )
 
     def handle(self, *args, reset: bool = False, port: int = DEFAULT_PORT, **options) -> None:
-        existing = Study.objects.filter(slug=SLUG).first()
+        agents = options.get("study") == "agents"
+        slug, name = (agents_demo.SLUG, agents_demo.NAME) if agents else (SLUG, NAME)
+        existing = Study.objects.filter(slug=slug).first()
         if existing is not None and not reset:
             self.stdout.write(
-                f"The demo study '{SLUG}' already exists; nothing changed "
+                f"The demo study '{slug}' already exists; nothing changed "
                 "(use --reset to recreate it)."
             )
         else:
@@ -65,16 +78,19 @@ class Command(BaseCommand):
             with transaction.atomic():
                 if existing is not None:
                     existing.delete()
-                    self.stdout.write(f"Deleted the demo study '{SLUG}'.")
-                study = create_demo()
+                    self.stdout.write(f"Deleted the demo study '{slug}'.")
+                study = agents_demo.create_agents_demo(PASSWORD) if agents else create_demo()
             n_turns = sum(c.n_turns for c in study.conversations.all())
             self.stdout.write(
                 self.style.SUCCESS(
-                    f"Created the demo study '{SLUG}' ({NAME}): "
+                    f"Created the demo study '{slug}' ({name}): "
                     f"{study.conversations.count()} conversations, {n_turns} turns."
                 )
             )
-        self.stdout.write(_login_table(f"http://{HOST}:{port}/"))
+        if agents:
+            self.stdout.write(_agents_table(f"http://{HOST}:{port}/"))
+        else:
+            self.stdout.write(_login_table(f"http://{HOST}:{port}/"))
 
 
 def create_demo() -> Study:
@@ -137,4 +153,12 @@ def _login_table(url: str) -> str:
     lines = ["", f"Open {url} and log in to the study '{NAME}' as:", ""]
     for user, password, role, groups in rows:
         lines.append(f"  {user:<{w[0]}}  {password:<{w[1]}}  {role:<{w[2]}}  {groups}")
+    return "\n".join(lines)
+
+
+def _agents_table(url: str) -> str:
+    lines = ["", f"Open {url} and log in to the study '{agents_demo.NAME}' as:", ""]
+    for user, (role, kind) in agents_demo.USERS.items():
+        lines.append(f"  {user:<10} {PASSWORD}  {role} ({kind})")
+    lines.append(f"The agreement report: {url}s/{agents_demo.SLUG}/report/")
     return "\n".join(lines)

@@ -18,8 +18,9 @@ WRITERS = {
 class Command(StudyCommand):
     help = (
         "Print the study's methods section: per step (import, coding filter, splitting, "
-        "second filter, split check, sample, phases and teams, agreement, moderation) a short "
-        "text and a table with its numbers and parameters, from what the tool recorded. "
+        "second filter, split check, sample, phases and teams, agreement, episodes, "
+        "moderation) a short text and a table with its numbers and parameters, from what the "
+        "tool recorded. "
         "--format json gives the structured data (one object per step), md and tex render it."
     )
 

@@ -1,0 +1,80 @@
+"""`demo --study agents`: the agent-misalignment demo, built through the real importers,
+whose saved agreement job already shows precision, coverage, retention and the two runs
+compared (issue 21)."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+from django.urls import reverse
+
+from annotation.episodes import measures
+from annotation.models import Episode, Job, JobKind, Study
+
+
+def run_demo(*args: str) -> str:
+    out = StringIO()
+    call_command("demo", "--study", "agents", *args, stdout=out)
+    return out.getvalue()
+
+
+@pytest.fixture
+def report(db) -> dict:
+    out = run_demo()
+    assert "Created the demo study 'agents-demo'" in out
+    study = Study.objects.get(slug="agents-demo")
+    return Job.objects.get(study=study, kind=JobKind.AGREEMENT).result
+
+
+def test_the_report_has_precision_retention_per_run(report):
+    runs = report["episodes"]["overall"]["runs"]
+    assert set(runs) == {"full", "truncated"}
+    full, truncated = runs["full"], runs["truncated"]
+    # full: 12 extracted, 1 under 0.5; alice and bob: 8 valid, 2 invalid, 1 disputed
+    assert (full["extracted"], full["dropped_confidence"], full["imported"]) == (12, 1, 11)
+    assert (full["valid"], full["invalid"], full["disputed"]) == (8, 2, 1)
+    assert full["retention"] == 8 / 12
+    assert full["precision"]["value"] == 0.8
+    assert (full["precision"]["low"], full["precision"]["high"]) == measures.wilson(8, 10)
+    assert set(full["invalid_reasons"]["reasons"]) == {
+        "observational_blind_spot",
+        "normative_prior_bias",
+    }
+    # truncated: 7 extracted, 1 under 0.5; 4 valid, 2 invalid (one with two reasons: the
+    # verdict is the consensus, the reasons split), none disputed
+    assert (truncated["extracted"], truncated["valid"], truncated["invalid"]) == (7, 4, 2)
+    assert truncated["disputed"] == 0 and truncated["precision"]["value"] == 4 / 6
+
+
+def test_the_report_has_coverage_and_the_runs_compared(report):
+    coverage = report["episodes"]["overall"]["coverage"]
+    assert coverage["rating"]["n"] == 6
+    assert coverage["rating"]["mean"] == pytest.approx((2 + 1.5 + 2 + 1 + 2 + 1.5) / 6)
+    assert coverage["rating"]["low"] <= coverage["rating"]["mean"] <= coverage["rating"]["high"]
+    # alice's 1-4/4-5 of session 1 is the full run's; her session-5 one nobody found
+    assert (coverage["people_episodes"], coverage["matched_by_extracted"]) == (2, 1)
+    (comparison,) = report["episodes"]["comparisons"]
+    assert (comparison["run_a"], comparison["run_b"]) == ("full", "truncated")
+    assert comparison["episodes_a"] == 11 and comparison["episodes_b"] == 6
+    # four ranges alike, and the full run's 3-5 of session 3 cut to 3-4 (IoU 2/3)
+    assert comparison["matched"] == 5
+    assert comparison["iou_mean"] == pytest.approx((4 + 2 / 3) / 5)
+    agreement = report["episodes"]["overall"]["agreement"]
+    assert 0 < agreement["whole_episode_exact"] < 1
+
+
+def test_the_lead_sees_it_on_the_report_page(report):
+    client = Client()
+    assert client.login(username="lead", password="demo")
+    page = client.get(reverse("report", args=["agents-demo"])).content.decode()
+    assert 'data-table="episode-runs"' in page and 'data-table="episode-compare"' in page
+
+
+def test_a_second_run_changes_nothing_and_reset_rebuilds(report):
+    assert "already exists" in run_demo()
+    n = Episode.objects.count()
+    run_demo("--reset")
+    assert Episode.objects.count() == n
