@@ -250,17 +250,7 @@ class _Importer:
         # "conversation": a key or a plain external id (conversation_keys.match);
         # "conversation_key": a key exactly
         names = sorted(conversation_keys.lookup_names(ids) | keys)
-        ids_sql, ids_param = in_list("external_id", names, "text")
-        keys_sql, keys_param = in_list('"key"', names, "text")
-        # not the conversations of an import job that is not done (ConversationQuerySet.visible)
-        unfinished = (
-            f'SELECT 1 FROM "{Job._meta.db_table}" j WHERE j.id = import_job_id AND j.status <> %s'
-        )
-        rows = query_rows(
-            f'SELECT id, external_id, "key" FROM "{Conversation._meta.db_table}" '
-            f"WHERE study_id = %s AND ({ids_sql} OR {keys_sql}) AND NOT EXISTS ({unfinished})",
-            [self.study.pk, *ids_param, *keys_param, JobStatus.DONE],
-        )
+        rows = visible_conversation_rows(self.study, names)
         conversations = (
             conversation_keys.match(ids, rows),
             conversation_keys.match_keys(keys, rows),
@@ -464,3 +454,21 @@ def import_annotations(
         importer.seating.created.remove(study)
         importer.report.removed = True
     return importer.report
+
+
+def visible_conversation_rows(study, names, columns: str = "") -> list[tuple]:
+    """(id, external_id, key[, columns...]) of the study's visible conversations whose
+    external id or key is one of `names`: one query with an array parameter (not one ORM
+    lookup a name); not the conversations of an import job that is not done
+    (ConversationQuerySet.visible)."""
+    names = sorted(names)
+    ids_sql, ids_param = in_list("external_id", names, "text")
+    keys_sql, keys_param = in_list('"key"', names, "text")
+    unfinished = (
+        f'SELECT 1 FROM "{Job._meta.db_table}" j WHERE j.id = import_job_id AND j.status <> %s'
+    )
+    return query_rows(
+        f'SELECT id, external_id, "key"{columns} FROM "{Conversation._meta.db_table}" '
+        f"WHERE study_id = %s AND ({ids_sql} OR {keys_sql}) AND NOT EXISTS ({unfinished})",
+        [study.pk, *ids_param, *keys_param, JobStatus.DONE],
+    )

@@ -38,16 +38,13 @@ from ..episodes.labels import axes_of, check_labels
 from ..episodes.parts import PARTS, REPLY_PART_KINDS, find_quote, texts_of
 from ..episodes.reasons import check_reason
 from ..models import (
-    Conversation,
     Episode,
     EvidenceQuote,
     ExtractionRun,
-    Job,
-    JobStatus,
     Study,
     Turn,
 )
-from .annotations import read_label_lines
+from .annotations import read_label_lines, visible_conversation_rows
 
 MAX_GOAL = 10_000
 COUNT_KEYS = ("read", "imported", "dropped_confidence", "rejected", "quotes_missing")
@@ -154,17 +151,8 @@ class _Importer:
         """What each name names (conversation_keys.match: a key or an external id) among
         the study's visible conversations, and their turn counts: one query, with the
         label import's SQL (an array parameter, not 2,000 ORM lookups)."""
-        wanted = sorted(conversation_keys.lookup_names(names))
-        ids_sql, ids_param = in_list("external_id", wanted, "text")
-        keys_sql, keys_param = in_list('"key"', wanted, "text")
-        unfinished = (
-            f'SELECT 1 FROM "{Job._meta.db_table}" j WHERE j.id = import_job_id AND j.status <> %s'
-        )
-        rows = query_rows(
-            f'SELECT id, external_id, "key", n_turns FROM "{Conversation._meta.db_table}" '
-            f"WHERE study_id = %s AND ({ids_sql} OR {keys_sql}) AND NOT EXISTS ({unfinished})",
-            [self.study.pk, *ids_param, *keys_param, JobStatus.DONE],
-        )
+        wanted = conversation_keys.lookup_names(names)
+        rows = visible_conversation_rows(self.study, wanted, ", n_turns")
         found = conversation_keys.match(names, [row[:3] for row in rows])
         return found, {row[0]: row[3] for row in rows}
 
