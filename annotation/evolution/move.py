@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from django.db import transaction
 from django.db.models import Exists, Max, OuterRef
 
-from taxonomy.models import Category, TaxonomyVersion, Type
+from taxonomy.models import TaxonomyVersion, Type
 
 from ..models import (
     Annotation,
@@ -19,7 +19,6 @@ from ..models import (
     Group,
     Method,
     ProposalDecided,
-    ProposalError,
     Study,
     StudyGold,
     TaxonomyMove,
@@ -254,20 +253,13 @@ def accept_preview(proposal, category: str | None) -> dict:
     if not proposal.is_pending:
         raise ProposalDecided(proposal)
     current = proposal.study.taxonomy_version
-    axis_code = proposal.axis.code if proposal.axis else None
-    if (
-        category
-        and not Category.objects.filter(
-            axis__version=current, axis__code=axis_code, name=category
-        ).exists()
-    ):
-        raise ProposalError(f"no category {category!r} in {current}")
+    proposal.check_category(current, category)
     spec = {
         "add": [
             {
                 "name": proposal.name,
                 "definition": proposal.definition,
-                "axis": axis_code,
+                "axis": proposal.axis_code,
                 "category": category,
             }
         ]
