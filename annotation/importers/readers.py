@@ -78,6 +78,16 @@ def read_jsonl(path: str | Path) -> Iterator[Item]:
             yield Item(number, None, obj=obj, offset=offset)
 
 
+def typed_object_problem(obj: Any) -> str | None:
+    """What is wrong with a session-log line that must be an object with a string "type"
+    (Claude Code's, Codex's), or None."""
+    if not isinstance(obj, dict):
+        return f"the line is a {type(obj).__name__}, not an object"
+    if not isinstance(obj.get("type"), str):
+        return "field 'type' is missing or not a string"
+    return None
+
+
 def checked_lines(
     path: str | Path, check: Callable[[Any], str | None], errors: list[tuple[int, str]]
 ) -> Iterator[tuple[int, Any]]:
