@@ -51,10 +51,7 @@ def insert_imported_annotations(rows: Sequence[tuple], version_id: int, now) -> 
         return
     if connection.vendor != "postgresql":
         batch = {"source": Source.IMPORT, "taxonomy_version_id": version_id, "created_at": now}
-        made = Annotation.objects.bulk_create(
-            Annotation(**batch, **dict(zip(LABEL_COLUMNS, row[:-1], strict=True))) for row in rows
-        )
-        _link(Annotation.types.through, "annotation_id", made, rows)
+        _bulk_create(Annotation, "annotation_id", batch, LABEL_COLUMNS, rows)
         return
     ids = next_ids(Annotation._meta.db_table, len(rows))
     tail = f"\t{Source.IMPORT.value}\t%s\t{now.isoformat()}\n"
@@ -85,10 +82,7 @@ def insert_consensus(rows: Sequence[tuple], version_id: int, now) -> None:
         return
     if connection.vendor != "postgresql":
         batch = {"taxonomy_version_id": version_id, "decided_at": now}
-        made = Consensus.objects.bulk_create(
-            Consensus(**batch, **dict(zip(DECISION_COLUMNS, row[:-1], strict=True))) for row in rows
-        )
-        _link(Consensus.types.through, "consensus_id", made, rows)
+        _bulk_create(Consensus, "consensus_id", batch, DECISION_COLUMNS, rows)
         return
     ids = next_ids(Consensus._meta.db_table, len(rows))
     tail = f"\t{now.isoformat()}\t%s\t{version_id}\t\tt\n"
@@ -105,10 +99,15 @@ def insert_consensus(rows: Sequence[tuple], version_id: int, now) -> None:
     copy_lines(Consensus.types.through._meta.db_table, "consensus_id, type_id", links)
 
 
-def _link(through, column: str, made: list, rows: Sequence[tuple]) -> None:
-    """The type links of rows bulk_create just made (each row's last value: its type ids)."""
+def _bulk_create(model, link: str, batch: dict, columns: Sequence[str], rows) -> None:
+    """SQLite: rows of `model` (each `columns`' values then its type ids, with `batch`'s
+    values) and their type links (`link` the through table's column naming the row)."""
+    made = model.objects.bulk_create(
+        model(**batch, **dict(zip(columns, row[:-1], strict=True))) for row in rows
+    )
+    through = model.types.through
     through.objects.bulk_create(
-        through(**{column: obj.pk, "type_id": type_id})
+        through(**{link: obj.pk, "type_id": type_id})
         for obj, row in zip(made, rows, strict=True)
         for type_id in row[-1]
     )
