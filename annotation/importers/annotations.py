@@ -42,6 +42,7 @@ from ..models import (
 from .episode_judgements import import_episode_records, record_kind
 from .label_batch import LabelItem, write_batch
 from .label_seats import LabelRecordError, Seating
+from .readers import batched
 
 REQUIRED_FIELDS = ("conversation", "turn", "annotator", "labels", "group")
 
@@ -227,18 +228,15 @@ class _Importer:
     # -- reading ------------------------------------------------------------------------
 
     def batches(self, path: Path) -> Iterator[list[tuple[int, dict | None, str]]]:
-        batch = []
+        yield from batched(self.label_lines(path), self.batch_size)
+
+    def label_lines(self, path: Path) -> Iterator[tuple[int, dict | None, str]]:
         for line in read_label_lines(path):
             if line[1] is not None and record_kind(line[1]) is not None:
                 # an episode's judgement or a coverage rating (importers/episode_judgements.py)
                 self.episode_records += 1
                 continue
-            batch.append(line)
-            if len(batch) >= self.batch_size:
-                yield batch
-                batch = []
-        if batch:
-            yield batch
+            yield line
 
     def lookups(self, records: list[dict]) -> tuple[dict, dict]:
         """The conversations ({external id: [pk]}), turns ({(conversation pk, index): turn

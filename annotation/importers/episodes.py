@@ -44,6 +44,7 @@ from ..models import (
     Turn,
 )
 from .annotations import read_label_lines, visible_conversation_rows
+from .readers import batched
 
 MAX_GOAL = 10_000
 COUNT_KEYS = ("read", "imported", "dropped_confidence", "rejected", "quotes_missing")
@@ -105,14 +106,7 @@ class _Importer:
         self.report = EpisodeImportReport(run=run)
 
     def batches(self) -> Iterator[list[tuple[int, dict | None, str]]]:
-        batch = []
-        for line in read_label_lines(self.path):
-            batch.append(line)
-            if len(batch) >= self.batch_size:
-                yield batch
-                batch = []
-        if batch:
-            yield batch
+        yield from batched(read_label_lines(self.path), self.batch_size)
 
     def run_batch(self, batch) -> None:
         records = [r for _, r, _ in batch if r is not None]

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import codecs
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .containers import (
     GZIP_ERRORS,
@@ -31,6 +31,8 @@ from .containers import (
 )
 from .json_array import read_json_array, read_json_object
 from .records import BadJSON, BadRecord, Item, parse_record, row_problem
+
+T = TypeVar("T")
 
 
 def read_jsonl(path: str | Path) -> Iterator[Item]:
@@ -76,6 +78,18 @@ def read_jsonl(path: str | Path) -> Iterator[Item]:
                 yield Item(number, None, error=reason, offset=offset)
                 continue
             yield Item(number, None, obj=obj, offset=offset)
+
+
+def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """`items` in lists of `size` (the last one shorter), read as they are needed."""
+    batch: list[T] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def typed_object_problem(obj: Any) -> str | None:
