@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from taxonomy.models import TaxonomyVersion, Type
@@ -41,7 +40,7 @@ from ..models import (
 )
 from .episode_judgements import import_episode_records, record_kind
 from .label_batch import LabelItem, write_batch
-from .label_seats import LabelRecordError, Seating
+from .label_seats import LabelRecordError, Seating, record_name
 from .readers import batched
 
 REQUIRED_FIELDS = ("conversation", "turn", "annotator", "labels", "group")
@@ -168,26 +167,6 @@ def _confidence(record: dict) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 5:
         raise LabelRecordError(f"confidence: must be an integer from 1 to 5 or null, got {value!r}")
-    return value
-
-
-def _name(record: dict, key: str) -> str:
-    value = record[key]
-    if not isinstance(value, str) or not value.strip():
-        raise LabelRecordError(f"{key}: must be a non-empty string, got {value!r}")
-    return value.strip()
-
-
-def _valid_name(record: dict, key: str, field) -> str:
-    """The record's `key` as a name `field` accepts (the model field's own validators: its
-    length, and Django's username rules for an annotator), else LabelRecordError naming the
-    key: the import creates accounts and groups under these names, and a name refused here
-    could not have been typed on any page."""
-    value = _name(record, key)
-    try:
-        field.run_validators(value)
-    except ValidationError as e:
-        raise LabelRecordError(f"{key}: {' '.join(e.messages)}") from None
     return value
 
 
@@ -319,8 +298,8 @@ class _Importer:
         note = _optional_text(record, "note")
         evidence = _optional_text(record, "evidence")
         confidence = _confidence(record)
-        group_name = _valid_name(record, "group", self.group_name_field)
-        username = _valid_name(record, "annotator", self.username_field)
+        group_name = record_name(record["group"], "group", self.group_name_field)
+        username = record_name(record["annotator"], "annotator", self.username_field)
         user = self.seating.seat(group_name, username)
         if (conversation_id, group_name) not in turns["assigned"]:
             self.seating.assign(conversation_id, group_name)
