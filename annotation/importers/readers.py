@@ -126,11 +126,11 @@ def checked_lines(
 def read_parquet(path: str | Path, columns: list[str] | None = None) -> Iterator[Item]:
     """The rows of a Parquet file (gzip-compressed too) as Items numbered by row. A file
     pyarrow cannot open, or a batch it cannot decode, ends the file with one error."""
-    size = _disk_size(path)
+    size = disk_size(path)
     row = 0
     try:
         with seekable_copy(path) as plain:
-            scale = size / max(_disk_size(plain), 1)
+            scale = size / max(disk_size(plain), 1)
             for row, obj, offset in read_parquet_rows(plain, columns):
                 problem = row_problem(obj)
                 offset = int(offset * scale)
@@ -147,7 +147,8 @@ def read_parquet(path: str | Path, columns: list[str] | None = None) -> Iterator
         yield Item(None, None, error=parquet_error(exc), offset=size, row=row)
 
 
-def _disk_size(path: str | Path) -> int:
+def disk_size(path: str | Path) -> int:
+    """The file's size in bytes, 0 if it cannot be read (the reader then says why)."""
     try:
         return os.path.getsize(path)
     except OSError:
