@@ -262,7 +262,8 @@ _KINDS = {
                     "observation", "tool"),
     "thinking": ("thinking", "redacted_thinking", "reasoning", "agent_reasoning"),
 }  # fmt: skip
-_KIND_OF = {raw: kind for kind, raws in _KINDS.items() for raw in raws}
+# raw part kinds of the importers -> the kind (also what a quote of an episode names)
+KIND_OF = {raw: kind for kind, raws in _KINDS.items() for raw in raws}
 _LABELS = {"tool_call": "Tool call", "tool_result": "Tool result", "thinking": "Thinking"}
 # what a call works on, in the order a reader looks for it
 _SUBJECT_KEYS = ("command", "cmd", "file_path", "filePath", "path", "pattern", "query", "url")
@@ -359,7 +360,7 @@ def reply_part(part: dict) -> ReplyPart:
     if not isinstance(part, dict):
         part = {"content": part}
     raw_kind = str(part.get("kind") or part.get("type") or "part")
-    kind = _KIND_OF.get(raw_kind, "other")
+    kind = KIND_OF.get(raw_kind, "other")
     label = _LABELS.get(kind, raw_kind[:40])
     if kind == "tool_result" and part.get("is_error") is True:
         label = "Tool error"

@@ -12,6 +12,8 @@ import dj_database_url
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
+from annotation.db.engines import is_sqlite, sqlite_options
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -112,8 +114,8 @@ TEMPLATES = [
     },
 ]
 
-# SQLite by default. WAL and IMMEDIATE transactions let the web process and the embedded
-# worker write to the same file without "database is locked" errors.
+# SQLite by default, with its connection options (annotation/db/engines.py: WAL and
+# IMMEDIATE transactions, so the web process and the embedded worker share the file).
 _sqlite_path = DATA_DIR / "cardsort.sqlite3"
 DATABASES = {
     "default": dj_database_url.config(
@@ -124,15 +126,11 @@ DATABASES = {
 # restart the next request reconnects instead of failing on the dead connection
 # (tests/faults).
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    DATABASES["default"]["OPTIONS"] = {
-        "timeout": 30,
-        "transaction_mode": "IMMEDIATE",
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-    }
+IS_SQLITE = is_sqlite(DATABASES["default"])
+if IS_SQLITE:
+    DATABASES["default"]["OPTIONS"] = sqlite_options()
     # A file, not memory, so a real worker process can share the test database.
     DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / f"test-{os.getpid()}.sqlite3")}
-IS_SQLITE = DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

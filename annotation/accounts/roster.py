@@ -32,6 +32,20 @@ class Invitee:
         return first[:150], last[:150]
 
 
+NOT_A_USERNAME = "cannot be a username (letters, digits and @ . + - _ only, at most 150)"
+
+
+def is_username(username: str) -> bool:
+    """Whether Django's user model takes `username`: 1 to 150 letters, digits, @ . + - _."""
+    try:
+        if not username or len(username) > 150:
+            raise ValidationError("length")
+        UnicodeUsernameValidator()(username)
+    except ValidationError:
+        return False
+    return True
+
+
 def _split(text: str) -> tuple[str, str] | None:
     """(name, email) of one line, or None when it has neither form."""
     found = ANGLE.match(text)
@@ -69,15 +83,8 @@ def read_line(number: int, text: str) -> Invitee:
         username, full_name = _username(name, email)
     else:
         username, full_name = name, ""
-    try:
-        if not username or len(username) > 150:
-            raise ValidationError("length")
-        UnicodeUsernameValidator()(username)
-    except ValidationError:
-        raise ValueError(
-            f"line {number}: {username[:80]!r} cannot be a username (letters, digits and "
-            "@ . + - _ only, at most 150)"
-        ) from None
+    if not is_username(username):
+        raise ValueError(f"line {number}: {username[:80]!r} {NOT_A_USERNAME}")
     return Invitee(number, username, email.lower(), full_name)
 
 

@@ -9,9 +9,8 @@ order and says what changed. A refusal is a SeatRefused (those rules) or a Membe
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.validators import UnicodeUsernameValidator
-from django.core.exceptions import ValidationError
 
+from ..accounts.roster import NOT_A_USERNAME, is_username
 from ..accounts.seats import seat_annotator, set_moderator, set_role
 from ..models import Group, Kind, Membership, Role, Study
 
@@ -23,15 +22,8 @@ class MemberRefused(ValueError):
 def new_user(username: str):
     """An account for `username` with no usable password (its owner sets one through an
     invitation or a password reset), as `import_annotations --create-members` makes them."""
-    try:
-        if not username or len(username) > 150:
-            raise ValidationError("length")
-        UnicodeUsernameValidator()(username)
-    except ValidationError:
-        raise MemberRefused(
-            f"{username[:80]!r} cannot be a username (letters, digits and @ . + - _ only, "
-            "at most 150)"
-        ) from None
+    if not is_username(username):
+        raise MemberRefused(f"{username[:80]!r} {NOT_A_USERNAME}")
     user = get_user_model()(username=username)
     user.set_unusable_password()
     user.save()

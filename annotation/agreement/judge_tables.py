@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 
 from .spec import COUNT, CSV, KAPPA, MD, TEX, TEXT, Cell, Column, Row, Table, TaxonomyEntry, cells
 from .spec import label_cell as _label_cell
-from .versus_tables import _ci
+from .versus_tables import TYPE_SCORES, _ci
 
 JUDGES = "judges"  # the page's judges panel (not an axis block)
 MAIN = frozenset({JUDGES, CSV, MD, TEX, TEXT})
@@ -42,14 +42,7 @@ SCORES = (
 PER_TYPE = (
     Column("type", "Type", "text"),
     Column("support", "Support", COUNT),
-    Column("precision", "Precision"),
-    _ci("precision"),
-    Column("recall", "Recall"),
-    _ci("recall"),
-    Column("f1", "F1"),
-    _ci("f1"),
-    Column("per_label_kappa", "κ", tex="$\\kappa$"),
-    _ci("per_label_kappa"),
+    *TYPE_SCORES,
 )
 MODELS = (
     Column("a", "Judge A", "text"),

@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from django.db import connection, transaction
 
 from ..db.columns import read_columns
+from ..db.snapshot import read_snapshot
 from ..models import (
     Annotation,
     Assignment,
@@ -197,11 +197,7 @@ def read_study(study: Study, round: int, move: int | None = None) -> StudyRows:
     unless the caller runs one already; one read transaction on SQLite). `move`: the id of
     the study's move away from an old taxonomy version, whose view is read (the rows it
     retired: that version's labels as they stood), instead of the current labels."""
-    snapshot = connection.vendor == "postgresql" and not connection.in_atomic_block
-    with transaction.atomic():
-        if snapshot:
-            with connection.cursor() as cursor:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+    with read_snapshot():
         old = move is not None
         a_params = [move, round, True, study.pk] if old else [True, round, study.pk]
         k_params = [move, True, study.pk] if old else [True, study.pk]

@@ -75,8 +75,7 @@ def versus_table(versus: Mapping) -> Table:
     )
 
 
-VERSUS_TYPES = (
-    Column("type", "Type", "text"),
+TYPE_SCORES = (  # the per-type scores with their intervals (also the judges' per-type table)
     Column("precision", "Precision"),
     _ci("precision"),
     Column("recall", "Recall"),
@@ -86,6 +85,7 @@ VERSUS_TYPES = (
     Column("per_label_kappa", "κ", tex="$\\kappa$"),
     _ci("per_label_kappa"),
 )
+VERSUS_TYPES = (Column("type", "Type", "text"), *TYPE_SCORES)
 
 
 def versus_types_table(who: str, r: Mapping, codes, names) -> Table:

@@ -8,10 +8,11 @@ import base64
 from collections import Counter
 
 from django.contrib.auth import get_user_model
-from django.db import connection, transaction
+from django.db import connection
 from django.utils import timezone
 
 from .. import storage
+from ..db.snapshot import read_snapshot
 from . import graph
 from .fileformat import FORMAT, VERSION, BackupError, encode, migration_state, open_out
 
@@ -36,12 +37,7 @@ TO_TAXONOMY = {
 
 def dump_study(slug: str, path: str) -> Counter:
     counts: Counter = Counter()
-    outermost = not connection.in_atomic_block
-    with transaction.atomic():
-        if outermost and connection.vendor == "postgresql":
-            # one snapshot for every query (the first statement of the transaction)
-            with connection.cursor() as cursor:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+    with read_snapshot():  # one snapshot for every query
         study = _study(slug)
         with open_out(path) as out:
             _write(study, out, counts)

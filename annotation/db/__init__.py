@@ -5,5 +5,9 @@ json_each, executemany), behind functions that give the same result on both:
 - columns.py: integer columns of a query into numpy arrays (COPY binary on PostgreSQL);
 - inserts.py: inserts where a row may be there already (card states, assignments);
 - options.py: WriterOptions, how the bulk writer writes on a connection (COPY, its thread,
-  the fingerprint check), built once and passed in.
+  the fingerprint check), built once and passed in;
+- labels.py, episodes.py: the label and episode imports' writes (COPY on PostgreSQL);
+- arrow.py: a query's rows as an Arrow table (COPY ... TO STDOUT on PostgreSQL);
+- snapshot.py: one snapshot for a reader's many queries (REPEATABLE READ on PostgreSQL);
+- engines.py: each engine's connection options (SQLite's PRAGMAs), read by config/settings.
 """

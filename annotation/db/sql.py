@@ -9,7 +9,7 @@ import io
 import json
 from collections.abc import Iterable
 
-from django.db import connection
+from django.db import connection, transaction
 
 COPY_PIECE = 1 << 20
 
@@ -22,6 +22,25 @@ def in_list(column: str, values, sql_type: str = "bigint") -> tuple[str, list]:
     if connection.vendor == "postgresql":
         return f"{column} = ANY(%s::{sql_type}[])", [list(values)]
     return f"{column} IN (SELECT value FROM json_each(%s))", [json.dumps(list(values))]
+
+
+def json_as_text(column: str) -> str:
+    """A JSON column selected as its text (PostgreSQL's jsonb would come back parsed), for
+    the caller to parse only what it needs."""
+    return f"{column}::text" if connection.vendor == "postgresql" else column
+
+
+def planner_statistics_kept() -> bool:
+    """Whether the database's planner works from statistics a bulk writer should refresh
+    as it writes (analyze): PostgreSQL's do, SQLite has none the writer keeps."""
+    return connection.vendor == "postgresql"
+
+
+def analyze(table: str) -> None:
+    """Refresh the planner's statistics of `table` (PostgreSQL); raises DatabaseError for a
+    database user who may not."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {connection.ops.quote_name(table)}")
 
 
 def query_rows(sql: str, params: list) -> list[tuple]:
@@ -72,7 +91,7 @@ def copy_data(table: str, columns: str, data: bytes) -> None:
 
 def copy_out_csv(queryset) -> io.BytesIO:
     """PostgreSQL: a queryset's rows in COPY's CSV (NULL an empty field, the empty string a
-    quoted one), for pyarrow to parse in C (exports/arrow.read_table)."""
+    quoted one), for pyarrow to parse in C (db/arrow.read_table)."""
     sql, params = queryset.query.sql_with_params()
     data = io.BytesIO()
     with connection.cursor() as cursor, connection.wrap_database_errors:

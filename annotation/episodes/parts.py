@@ -14,25 +14,17 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from ..rendering import KIND_OF  # raw part kinds of the importers -> the kind a quote names
+
 PARTS = ("user", "reply", "thinking", "tool_call", "tool_result")
 REPLY_PART_KINDS = ("thinking", "tool_call", "tool_result")
-
-# raw part kinds of the importers -> the kind a quote names (as annotation/rendering.py)
-_KINDS = {
-    "tool_call": ("tool_call", "function_call", "tool_use", "server_tool_use", "custom_tool_call",
-                  "local_shell_call"),
-    "tool_result": ("tool_result", "function_call_output", "custom_tool_call_output",
-                    "observation", "tool"),
-    "thinking": ("thinking", "redacted_thinking", "reasoning", "agent_reasoning"),
-}  # fmt: skip
-_KIND_OF = {raw: kind for kind, raws in _KINDS.items() for raw in raws}
 
 
 def kind_of(part: Any) -> str:
     """A reply part's kind: thinking, tool_call, tool_result, or other."""
     if not isinstance(part, dict):
         return "other"
-    return _KIND_OF.get(str(part.get("kind") or part.get("type") or ""), "other")
+    return KIND_OF.get(str(part.get("kind") or part.get("type") or ""), "other")
 
 
 def _first(part: dict, *keys: str) -> Any:

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from django.db import transaction
 from django.db.models import Exists, Max, OuterRef
 
-from taxonomy.models import Category, TaxonomyVersion, Type
+from taxonomy.models import TaxonomyVersion, Type
 
 from ..models import (
     Annotation,
@@ -19,7 +19,6 @@ from ..models import (
     Group,
     Method,
     ProposalDecided,
-    ProposalError,
     Study,
     StudyGold,
     TaxonomyMove,
@@ -254,20 +253,13 @@ def accept_preview(proposal, category: str | None) -> dict:
     if not proposal.is_pending:
         raise ProposalDecided(proposal)
     current = proposal.study.taxonomy_version
-    axis_code = proposal.axis.code if proposal.axis else None
-    if (
-        category
-        and not Category.objects.filter(
-            axis__version=current, axis__code=axis_code, name=category
-        ).exists()
-    ):
-        raise ProposalError(f"no category {category!r} in {current}")
+    proposal.check_category(current, category)
     spec = {
         "add": [
             {
                 "name": proposal.name,
                 "definition": proposal.definition,
-                "axis": axis_code,
+                "axis": proposal.axis_code,
                 "category": category,
             }
         ]
@@ -398,7 +390,6 @@ SPAN_FIELDS = ("evidence_turn_id", "evidence_part", "evidence_start", "evidence_
 
 def _carry_annotations(study: Study, move: TaxonomyMove, carrier: Carrier, types) -> None:
     current = Annotation.objects.filter(turn__conversation__study=study, is_current=True)
-    last = current.aggregate(n=Max("pk"))["n"] or 0
     fields = (
         "pk",
         "turn_id",
@@ -412,63 +403,67 @@ def _carry_annotations(study: Study, move: TaxonomyMove, carrier: Carrier, types
         "source",
         "created_at",
     )
-    for chunk in _chunks(current, last):
-        # retired first: the partial unique index allows one current row per label
-        Annotation.objects.filter(pk__in=chunk).update(is_current=False, retired_by=move)
-        codes = _codes_of(Annotation, chunk)
-        rows, sets = [], []
-        for r in Annotation.objects.filter(pk__in=chunk).order_by("pk").values(*fields):
-            carried, pending = carrier.carry(codes.get(r["pk"], ()), r["taxonomy_version_id"])
-            rows.append(
-                Annotation(
-                    turn_id=r["turn_id"],
-                    annotator_id=r["annotator_id"],
-                    round=r["round"],
-                    taxonomy_version=move.to_version,
-                    note=r["note"],
-                    evidence=r["evidence"],
-                    **{name: r[name] for name in SPAN_FIELDS},  # where the quote is from
-                    confidence=r["confidence"],
-                    source=r["source"],
-                    # when the annotator gave the label: a carry is not a new judgment
-                    created_at=r["created_at"],
-                    carried_from_id=r["pk"],
-                    split_pending=" ".join(pending),
-                )
-            )
-            sets.append(carried)
-        _links(Annotation, Annotation.objects.bulk_create(rows), sets, types)
+
+    def successor(r: dict, pending) -> Annotation:
+        return Annotation(
+            turn_id=r["turn_id"],
+            annotator_id=r["annotator_id"],
+            round=r["round"],
+            taxonomy_version=move.to_version,
+            note=r["note"],
+            evidence=r["evidence"],
+            **{name: r[name] for name in SPAN_FIELDS},  # where the quote is from
+            confidence=r["confidence"],
+            source=r["source"],
+            # when the annotator gave the label: a carry is not a new judgment
+            created_at=r["created_at"],
+            carried_from_id=r["pk"],
+            split_pending=" ".join(pending),
+        )
+
+    _carry_rows(Annotation, current, fields, move, carrier, types, successor)
 
 
 def _carry_decisions(model, rows, own: tuple, move, carrier: Carrier, types) -> set[tuple]:
     """Carry the current decisions (consensus or study gold) of `rows`; returns the (turn,
     group) of those with a split type, retired without a successor."""
-    current = rows.filter(is_current=True)
-    last = current.aggregate(n=Max("pk"))["n"] or 0
     fields = ("pk", "taxonomy_version_id", "decided_by_id", "decided_at", "rationale", *own)
     split: set[tuple] = set()
+
+    def successor(r: dict, pending):
+        if pending:
+            split.add((r["turn_id"], r.get("group_id")))
+            return None
+        return model(
+            **{f: r[f] for f in own},
+            decided_by_id=r["decided_by_id"],
+            decided_at=r["decided_at"],
+            rationale=r["rationale"],
+            taxonomy_version=move.to_version,
+            carried_from_id=r["pk"],
+        )
+
+    _carry_rows(model, rows.filter(is_current=True), fields, move, carrier, types, successor)
+    return split
+
+
+def _carry_rows(model, current, fields, move, carrier: Carrier, types, successor) -> None:
+    """Retire the `current` rows of `model` (annotations or decisions) chunk by chunk and
+    write the successor of each under the move's new version: `successor(row's fields,
+    pending split codes)`, or None for a row retired without one."""
+    last = current.aggregate(n=Max("pk"))["n"] or 0
     for chunk in _chunks(current, last):
+        # retired first: the partial unique index allows one current row per label
         model.objects.filter(pk__in=chunk).update(is_current=False, retired_by=move)
         codes = _codes_of(model, chunk)
         new_rows, sets = [], []
         for r in model.objects.filter(pk__in=chunk).order_by("pk").values(*fields):
             carried, pending = carrier.carry(codes.get(r["pk"], ()), r["taxonomy_version_id"])
-            if pending:
-                split.add((r["turn_id"], r.get("group_id")))
-                continue
-            new_rows.append(
-                model(
-                    **{f: r[f] for f in own},
-                    decided_by_id=r["decided_by_id"],
-                    decided_at=r["decided_at"],
-                    rationale=r["rationale"],
-                    taxonomy_version=move.to_version,
-                    carried_from_id=r["pk"],
-                )
-            )
-            sets.append(carried)
+            row = successor(r, pending)
+            if row is not None:
+                new_rows.append(row)
+                sets.append(carried)
         _links(model, model.objects.bulk_create(new_rows), sets, types)
-    return split
 
 
 def pending_in(study: Study):

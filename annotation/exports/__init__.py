@@ -5,7 +5,7 @@ command and the export job only call them.
 - gold.py: the gold export, a chunk of cards at a time as Arrow tables;
 - raw.py: the raw export, every annotation row;
 - writers.py: CSV, JSONL and Parquet, each written to a temporary file moved into place;
-- arrow.py: database rows to Arrow tables (COPY on PostgreSQL).
+- arrow.py: the Arrow table operations of the gold export (its rows: db/arrow.py).
 
 Both exports stream: a study of any size never sits in memory at once (Label Studio's
 lesson: 50k-record exports that time out).

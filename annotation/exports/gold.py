@@ -4,7 +4,7 @@ provenance, the card's status, its study-level gold, and each annotator's labels
 A chunk of cards at a time (keyset pagination in conversation and turn order) becomes one
 Arrow table, from seven queries a chunk: the cards, their groups, states, labels,
 consensus, the lead's study gold, and the type codes of the last three. Each is read whole
-by arrow.read_table (COPY on PostgreSQL); the rows of the other tables are picked by the
+by db/arrow.read_table (COPY on PostgreSQL); the rows of the other tables are picked by the
 range of the chunk's turn ids (a chunk's turns are a run of ids, as conversations are
 imported). The rows are assembled on columns, never a Python object per card: Parquet
 writes the tables as they are, CSV and JSONL write their rows."""
@@ -21,6 +21,7 @@ from django.db.models import Exists, OuterRef, Value
 from django.db.models.fields.json import KeyTextTransform
 
 from ..access import round1_hidden_from
+from ..db.arrow import read_table
 from ..models import (
     Annotation,
     Assignment,
@@ -34,7 +35,7 @@ from ..models import (
     StudyGold,
     Turn,
 )
-from .arrow import TIMESTAMP, code_lists, flat, iso, positions, read_table, with_codes
+from .arrow import TIMESTAMP, code_lists, flat, iso, positions, with_codes
 from .columns import (
     CONSENSUS_COLUMNS,
     CONVERSATION_COLUMNS,

@@ -17,7 +17,6 @@ conversations); `options` come from `import_files(..., options=...)`."""
 from __future__ import annotations
 
 import gc
-import os
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -39,7 +38,7 @@ from . import (
 from .base import BuiltConversation, ImportReport, Record, RecordError, build_conversation
 from .containers import GzipError
 from .folders import expand_paths
-from .readers import read_items
+from .readers import disk_size, read_items
 from .records import Item
 from .sniff import detect_container, sniff_file
 from .writer import Writer, display_name
@@ -98,7 +97,7 @@ def import_files(
         raise ValueError(f"unknown format {fmt!r} (known: {known})")
     report = ImportReport(dry_run=dry_run, filtered=keep is not None)
     paths = expand_paths(paths, fmt, FORMATS, report, lambda p: display_name(p, display_names))
-    sizes = {str(p): _size(p) for p in paths}
+    sizes = {str(p): disk_size(p) for p in paths}
     total = sum(sizes.values())
     done_before = 0  # bytes of the files already finished
 
@@ -145,13 +144,6 @@ def import_files(
     writer.written = total
     report_progress()
     return report
-
-
-def _size(path: str | Path) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
 
 
 _CONTAINER_NAMES = {
@@ -243,7 +235,7 @@ def _import_whole_file(path, name: str, module: ModuleType, writer: Writer, repo
     conversation = _conversation(record, module, name, name, None, report)
     if conversation is not None:
         # tool output is not in the character count; the file's size bounds it
-        conversation.size = max(conversation.size, _size(path))
+        conversation.size = max(conversation.size, disk_size(path))
         writer.add(conversation)
 
 

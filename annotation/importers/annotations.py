@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from taxonomy.models import TaxonomyVersion, Type
@@ -41,7 +40,8 @@ from ..models import (
 )
 from .episode_judgements import import_episode_records, record_kind
 from .label_batch import LabelItem, write_batch
-from .label_seats import LabelRecordError, Seating
+from .label_seats import LabelRecordError, Seating, record_name
+from .readers import batched
 
 REQUIRED_FIELDS = ("conversation", "turn", "annotator", "labels", "group")
 
@@ -170,26 +170,6 @@ def _confidence(record: dict) -> int | None:
     return value
 
 
-def _name(record: dict, key: str) -> str:
-    value = record[key]
-    if not isinstance(value, str) or not value.strip():
-        raise LabelRecordError(f"{key}: must be a non-empty string, got {value!r}")
-    return value.strip()
-
-
-def _valid_name(record: dict, key: str, field) -> str:
-    """The record's `key` as a name `field` accepts (the model field's own validators: its
-    length, and Django's username rules for an annotator), else LabelRecordError naming the
-    key: the import creates accounts and groups under these names, and a name refused here
-    could not have been typed on any page."""
-    value = _name(record, key)
-    try:
-        field.run_validators(value)
-    except ValidationError as e:
-        raise LabelRecordError(f"{key}: {' '.join(e.messages)}") from None
-    return value
-
-
 class _Importer:
     """One import, in two passes over the file. The first seats everyone the file names and
     assigns each conversation to the groups its records name (so a group of three is complete
@@ -227,18 +207,15 @@ class _Importer:
     # -- reading ------------------------------------------------------------------------
 
     def batches(self, path: Path) -> Iterator[list[tuple[int, dict | None, str]]]:
-        batch = []
+        yield from batched(self.label_lines(path), self.batch_size)
+
+    def label_lines(self, path: Path) -> Iterator[tuple[int, dict | None, str]]:
         for line in read_label_lines(path):
             if line[1] is not None and record_kind(line[1]) is not None:
                 # an episode's judgement or a coverage rating (importers/episode_judgements.py)
                 self.episode_records += 1
                 continue
-            batch.append(line)
-            if len(batch) >= self.batch_size:
-                yield batch
-                batch = []
-        if batch:
-            yield batch
+            yield line
 
     def lookups(self, records: list[dict]) -> tuple[dict, dict]:
         """The conversations ({external id: [pk]}), turns ({(conversation pk, index): turn
@@ -250,17 +227,7 @@ class _Importer:
         # "conversation": a key or a plain external id (conversation_keys.match);
         # "conversation_key": a key exactly
         names = sorted(conversation_keys.lookup_names(ids) | keys)
-        ids_sql, ids_param = in_list("external_id", names, "text")
-        keys_sql, keys_param = in_list('"key"', names, "text")
-        # not the conversations of an import job that is not done (ConversationQuerySet.visible)
-        unfinished = (
-            f'SELECT 1 FROM "{Job._meta.db_table}" j WHERE j.id = import_job_id AND j.status <> %s'
-        )
-        rows = query_rows(
-            f'SELECT id, external_id, "key" FROM "{Conversation._meta.db_table}" '
-            f"WHERE study_id = %s AND ({ids_sql} OR {keys_sql}) AND NOT EXISTS ({unfinished})",
-            [self.study.pk, *ids_param, *keys_param, JobStatus.DONE],
-        )
+        rows = visible_conversation_rows(self.study, names)
         conversations = (
             conversation_keys.match(ids, rows),
             conversation_keys.match_keys(keys, rows),
@@ -331,8 +298,8 @@ class _Importer:
         note = _optional_text(record, "note")
         evidence = _optional_text(record, "evidence")
         confidence = _confidence(record)
-        group_name = _valid_name(record, "group", self.group_name_field)
-        username = _valid_name(record, "annotator", self.username_field)
+        group_name = record_name(record["group"], "group", self.group_name_field)
+        username = record_name(record["annotator"], "annotator", self.username_field)
         user = self.seating.seat(group_name, username)
         if (conversation_id, group_name) not in turns["assigned"]:
             self.seating.assign(conversation_id, group_name)
@@ -464,3 +431,21 @@ def import_annotations(
         importer.seating.created.remove(study)
         importer.report.removed = True
     return importer.report
+
+
+def visible_conversation_rows(study, names, columns: str = "") -> list[tuple]:
+    """(id, external_id, key[, columns...]) of the study's visible conversations whose
+    external id or key is one of `names`: one query with an array parameter (not one ORM
+    lookup a name); not the conversations of an import job that is not done
+    (ConversationQuerySet.visible)."""
+    names = sorted(names)
+    ids_sql, ids_param = in_list("external_id", names, "text")
+    keys_sql, keys_param = in_list('"key"', names, "text")
+    unfinished = (
+        f'SELECT 1 FROM "{Job._meta.db_table}" j WHERE j.id = import_job_id AND j.status <> %s'
+    )
+    return query_rows(
+        f'SELECT id, external_id, "key"{columns} FROM "{Conversation._meta.db_table}" '
+        f"WHERE study_id = %s AND ({ids_sql} OR {keys_sql}) AND NOT EXISTS ({unfinished})",
+        [study.pk, *ids_param, *keys_param, JobStatus.DONE],
+    )

@@ -16,7 +16,7 @@ from typing import Any
 
 from . import modality
 from .base import Message, Record
-from .readers import checked_lines
+from .readers import checked_lines, typed_object_problem
 
 NAME = "codex-cli"
 UNIQUE_IDS = True  # session_meta.id
@@ -68,10 +68,8 @@ def parse_file(path: str | Path, short: str) -> tuple[Record, list[tuple[int, st
 
 
 def _line_problem(obj: Any) -> str | None:
-    if not isinstance(obj, dict):
-        return f"the line is a {type(obj).__name__}, not an object"
-    if not isinstance(obj.get("type"), str):
-        return "field 'type' is missing or not a string"
+    if problem := typed_object_problem(obj):
+        return problem
     if not isinstance(obj.get("payload"), dict):
         return "field 'payload' is missing or not an object"
     return None

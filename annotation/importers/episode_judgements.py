@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
@@ -49,7 +48,7 @@ from ..models import (
     Study,
     Unit,
 )
-from .label_seats import LabelRecordError, Seating
+from .label_seats import LabelRecordError, Seating, record_name
 
 EPISODE_KEYS = ("episode", "valid", "first_turn", "last_turn")
 
@@ -95,19 +94,6 @@ def _positive_int(record: dict, key: str, default=None) -> int:
     value = record.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise LabelRecordError(f"{key}: must be a positive integer, got {value!r}")
-    return value
-
-
-def _text(record: dict, key: str, field=None) -> str:
-    value = record.get(key)
-    if not isinstance(value, str) or not value.strip():
-        raise LabelRecordError(f"{key}: must be a non-empty string, got {value!r}")
-    value = value.strip()
-    if field is not None:
-        try:
-            field.run_validators(value)
-        except ValidationError as e:
-            raise LabelRecordError(f"{key}: {' '.join(e.messages)}") from None
     return value
 
 
@@ -248,8 +234,8 @@ class EpisodeRecords:
         return found[0]
 
     def seat(self, record: dict, conversation_id: int):
-        group_name = _text(record, "group", self.group_name_field)
-        username = _text(record, "annotator", self.username_field)
+        group_name = record_name(record.get("group"), "group", self.group_name_field)
+        username = record_name(record.get("annotator"), "annotator", self.username_field)
         group = self.seating.group(group_name)
         if group.unit != Unit.EPISODE:
             if group.pk not in self.seating.created.groups:

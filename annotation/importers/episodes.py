@@ -29,25 +29,22 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from .. import conversation_keys
-from ..db.sql import copy_lines, copy_text, in_list, next_ids, query_rows
+from ..db.episodes import insert_episodes
+from ..db.sql import in_list, json_as_text, query_rows
 from ..episodes.labels import axes_of, check_labels
 from ..episodes.parts import PARTS, REPLY_PART_KINDS, find_quote, texts_of
 from ..episodes.reasons import check_reason
 from ..models import (
-    Conversation,
-    Episode,
-    EvidenceQuote,
     ExtractionRun,
-    Job,
-    JobStatus,
     Study,
     Turn,
 )
-from .annotations import read_label_lines
+from .annotations import read_label_lines, visible_conversation_rows
+from .readers import batched
 
 MAX_GOAL = 10_000
 COUNT_KEYS = ("read", "imported", "dropped_confidence", "rejected", "quotes_missing")
@@ -116,14 +113,7 @@ class _Importer:
         self.report = EpisodeImportReport(run=run)
 
     def batches(self, lines: Iterable[Line]) -> Iterator[list[Line]]:
-        batch = []
-        for line in lines:
-            batch.append(line)
-            if len(batch) >= self.batch_size:
-                yield batch
-                batch = []
-        if batch:
-            yield batch
+        yield from batched(lines, self.batch_size)
 
     def run_batch(self, batch) -> None:
         records = [r for _, r, _ in batch if r is not None]
@@ -161,17 +151,8 @@ class _Importer:
         """What each name names (conversation_keys.match: a key or an external id) among
         the study's visible conversations, and their turn counts: one query, with the
         label import's SQL (an array parameter, not 2,000 ORM lookups)."""
-        wanted = sorted(conversation_keys.lookup_names(names))
-        ids_sql, ids_param = in_list("external_id", wanted, "text")
-        keys_sql, keys_param = in_list('"key"', wanted, "text")
-        unfinished = (
-            f'SELECT 1 FROM "{Job._meta.db_table}" j WHERE j.id = import_job_id AND j.status <> %s'
-        )
-        rows = query_rows(
-            f'SELECT id, external_id, "key", n_turns FROM "{Conversation._meta.db_table}" '
-            f"WHERE study_id = %s AND ({ids_sql} OR {keys_sql}) AND NOT EXISTS ({unfinished})",
-            [self.study.pk, *ids_param, *keys_param, JobStatus.DONE],
-        )
+        wanted = conversation_keys.lookup_names(names)
+        rows = visible_conversation_rows(self.study, wanted, ", n_turns")
         found = conversation_keys.match(names, [row[:3] for row in rows])
         return found, {row[0]: row[3] for row in rows}
 
@@ -188,7 +169,7 @@ class _Importer:
         indexes = sorted(set().union(*wanted.values()))
         conversations_sql, conversations_param = in_list("conversation_id", sorted(wanted))
         indexes_sql, indexes_param = in_list('"index"', indexes, "integer")
-        parts = "reply_parts::text" if connection.vendor == "postgresql" else "reply_parts"
+        parts = json_as_text("reply_parts")
         rows = query_rows(
             f'SELECT id, conversation_id, "index", user_text, reply_text, {parts} '
             f'FROM "{Turn._meta.db_table}" WHERE {conversations_sql} AND {indexes_sql}',
@@ -322,57 +303,9 @@ class _Importer:
         return None
 
     def write(self, items: list[_Item]) -> None:
-        if not items:
-            return
-        now = timezone.now()
-        if connection.vendor == "postgresql":
-            self.copy(items, now)
-        else:
-            episodes = Episode.objects.bulk_create(
-                Episode(run=self.run, source_line=item.line, created_at=now, **item.episode)
-                for item in items
-            )
-            EvidenceQuote.objects.bulk_create(
-                EvidenceQuote(
-                    episode_id=episode.pk, turn_id=t, part=p, part_index=x, start=a, end=b,
-                    quote=q, order=o,
-                )
-                for episode, item in zip(episodes, items, strict=True)
-                for t, p, x, a, b, q, o in item.quotes
-            )  # fmt: skip
+        rows = [(item.line, item.episode, item.quotes) for item in items]
+        insert_episodes(self.run.pk, rows, timezone.now())
         self.report.counts["imported"] += len(items)
-
-    def copy(self, items: list[_Item], now) -> None:
-        """PostgreSQL: the episodes and their quotes with COPY (as the label import writes
-        its labels: building a model object a row costs more than the database)."""
-        ids = next_ids(Episode._meta.db_table, len(items))
-        stamp, run = now.isoformat(), self.run.pk
-        null = r"\N"
-        episodes, quotes = [], []
-        for pk, item in zip(ids, items, strict=True):
-            e = item.episode
-            valid = null if e["run_valid"] is None else ("t" if e["run_valid"] else "f")
-            episodes.append(
-                f"{pk}\t{e['conversation_id']}\t{run}\t{e['first_turn']}\t{e['last_turn']}\t"
-                f"{copy_text(e['goal'])}\t{e['confidence']!r}\t{valid}\t"
-                f"{copy_text(e['run_invalid_reason'])}\t"
-                f"{copy_text(json.dumps(e['run_labels'], ensure_ascii=False))}\t"
-                f"{item.line}\t{stamp}\n"
-            )
-            for t, p, x, a, b, q, o in item.quotes:
-                index = null if x is None else x
-                quotes.append(f"{pk}\t{t}\t{p}\t{index}\t{a}\t{b}\t{copy_text(q)}\t{o}\n")
-        copy_lines(
-            Episode._meta.db_table,
-            "id, conversation_id, run_id, first_turn, last_turn, goal, confidence, run_valid, "
-            "run_invalid_reason, run_labels, source_line, created_at",
-            episodes,
-        )
-        copy_lines(
-            EvidenceQuote._meta.db_table,
-            'episode_id, turn_id, part, part_index, start, "end", quote, "order"',
-            quotes,
-        )
 
 
 def add_episode_records(

@@ -24,22 +24,26 @@ import itertools
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db import IntegrityError, connection, transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from taxonomy.models import Type
 
 from ..db.inserts import insert_card_states
-from ..db.sql import copy_lines, copy_text, in_list, next_ids, query_rows
+from ..db.labels import (
+    LABEL_COLUMNS,
+    insert_consensus,
+    insert_imported_annotations,
+    insert_new_card_states,
+)
+from ..db.sql import in_list, query_rows
 from ..models import (
     Annotation,
     CardState,
     CardStatus,
-    Consensus,
     Group,
     RoundClosed,
     RoundRules,
-    Source,
     Study,
 )
 
@@ -66,8 +70,6 @@ class LabelItem:
 
 
 # a decision's entry: (order, turn, group, method, from round, type ids)
-DECISION_COLUMNS = ("turn_id", "group_id", "method", "from_round")
-LABEL_COLUMNS = ("turn_id", "annotator_id", "round", "note", "evidence", "confidence", "is_current")
 
 
 @dataclass(slots=True)
@@ -316,20 +318,10 @@ def _write_cards(cards: dict[tuple[int, int], _Card], now) -> None:
     one UPDATE per outcome (a handful), not bulk_update's CASE over every card."""
     table = CardState._meta.db_table
     new = [c for c in cards.values() if c.pk is None and c.accepted]
-    if new and connection.vendor == "postgresql":
-        # COPY: no row can be there yet unless a browser submit made it since _lock_cards
-        # (the unique constraint then refuses the COPY, and the batch is played again)
-        stamp = now.isoformat()
-        lines = [f"{c.turn_id}\t{c.group_id}\t{c.status}\t{c.round}\t{stamp}\n" for c in new]
-        try:
-            with transaction.atomic():
-                copy_lines(table, "turn_id, group_id, status, round, updated_at", lines)
-        except IntegrityError:
-            raise _Replay from None
-    elif new:
-        rows = [(c.turn_id, c.group_id, str(c.status), c.round, now) for c in new]
-        if len(insert_card_states(rows)) != len(new):
-            raise _Replay
+    # no row can be there yet unless a browser submit made it since _lock_cards
+    rows = [(c.turn_id, c.group_id, str(c.status), c.round) for c in new]
+    if not insert_new_card_states(rows, now):
+        raise _Replay
     outcomes: dict[tuple[str, int], list[int]] = defaultdict(list)
     for card in cards.values():
         if card.pk is not None and card.moved:
@@ -355,49 +347,8 @@ def _write_labels(study: Study, new_labels: list[_Label], flipped: list[int], no
                 f'UPDATE "{Annotation._meta.db_table}" SET is_current = %s WHERE {ids_sql}',
                 [False, *ids_param],
             )
-    if connection.vendor == "postgresql":
-        _copy_annotations(study, new_labels, now)
-    else:
-        _insert_annotations(study, new_labels, now)
-
-
-def _insert_annotations(study: Study, new_labels: list[_Label], now) -> None:
-    batch = {"taxonomy_version_id": study.taxonomy_version_id, "created_at": now}
-    rows = Annotation.objects.bulk_create(
-        Annotation(source=Source.IMPORT, **batch, **label.columns()) for label in new_labels
-    )
-    Through = Annotation.types.through
-    Through.objects.bulk_create(
-        Through(annotation_id=row.pk, type_id=type_id)
-        for row, label in zip(rows, new_labels, strict=True)
-        for type_id in label.type_ids
-    )
-
-
-def _copy_annotations(study: Study, new_labels: list[_Label], now) -> None:
-    """PostgreSQL: the rows and their type links with COPY, as the conversation importer
-    writes turns (importers/writer.py): building ORM objects cost more than the database."""
-    ids = next_ids(Annotation._meta.db_table, len(new_labels))
-    tail = f"\t{Source.IMPORT.value}\t%s\t{now.isoformat()}\n"
-    current, replaced = tail % "t", tail % "f"
-    version = str(study.taxonomy_version_id)
-    rows, links = [], []
-    for pk, label in zip(ids, new_labels, strict=True):
-        item = label.item
-        confidence = r"\N" if label.confidence is None else str(label.confidence)
-        rows.append(
-            f"{pk}\t{item.turn_id}\t{item.annotator_id}\t{item.round}\t{version}\t"
-            f"{copy_text(label.note)}\t{copy_text(label.evidence)}\t{confidence}"
-            + (current if label.is_current else replaced)
-        )
-        links += [f"{pk}\t{type_id}\n" for type_id in label.type_ids]
-    copy_lines(
-        Annotation._meta.db_table,
-        "id, turn_id, annotator_id, round, taxonomy_version_id, note, evidence, confidence, "
-        "source, is_current, created_at",
-        rows,
-    )
-    copy_lines(Annotation.types.through._meta.db_table, "annotation_id, type_id", links)
+    rows = [(*label.columns().values(), label.type_ids) for label in new_labels]
+    insert_imported_annotations(rows, study.taxonomy_version_id, now)
 
 
 def _write_consensus(study: Study, cards: dict[tuple[int, int], _Card], now) -> None:
@@ -409,33 +360,5 @@ def _write_consensus(study: Study, cards: dict[tuple[int, int], _Card], now) -> 
     )
     if not decided:
         return
-    if connection.vendor == "postgresql":
-        _copy_consensus(study, decided, now)
-        return
-    batch = {"taxonomy_version_id": study.taxonomy_version_id, "decided_at": now}
-    consensus = Consensus.objects.bulk_create(
-        Consensus(**batch, **dict(zip(DECISION_COLUMNS, entry[1:5], strict=True)))
-        for entry in decided
-    )
-    Through = Consensus.types.through
-    Through.objects.bulk_create(
-        Through(consensus_id=row.pk, type_id=type_id)
-        for row, (*_, type_ids) in zip(consensus, decided, strict=True)
-        for type_id in type_ids
-    )
-
-
-def _copy_consensus(study: Study, decided: list, now) -> None:
-    ids = next_ids(Consensus._meta.db_table, len(decided))
-    tail = f"\t{now.isoformat()}\t%s\t{study.taxonomy_version_id}\t\tt\n"
-    rows, links = [], []
-    for pk, (_, turn_id, group_id, method, from_round, type_ids) in zip(ids, decided, strict=True):
-        rows.append(f"{pk}\t{turn_id}\t{group_id}\t{method}" + tail % from_round)
-        links += [f"{pk}\t{type_id}\n" for type_id in type_ids]
-    copy_lines(
-        Consensus._meta.db_table,
-        "id, turn_id, group_id, method, decided_at, from_round, taxonomy_version_id, "
-        "rationale, is_current",
-        rows,
-    )
-    copy_lines(Consensus.types.through._meta.db_table, "consensus_id, type_id", links)
+    rows = [entry[1:] for entry in decided]
+    insert_consensus(rows, study.taxonomy_version_id, now)

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
@@ -31,6 +32,23 @@ from ..models import (
 
 class LabelRecordError(ValueError):
     """One record cannot be imported; the message names the field."""
+
+
+def record_name(value, key: str, field=None) -> str:
+    """A record's `key` (its `value`) as a name: a non-empty string, stripped, that `field`
+    (a model field, if given) accepts by its own validators (its length, Django's username
+    rules for an annotator); else LabelRecordError naming the key. The import creates
+    accounts and groups under these names, and a name refused here could not have been
+    typed on any page."""
+    if not isinstance(value, str) or not value.strip():
+        raise LabelRecordError(f"{key}: must be a non-empty string, got {value!r}")
+    value = value.strip()
+    if field is not None:
+        try:
+            field.run_validators(value)
+        except ValidationError as e:
+            raise LabelRecordError(f"{key}: {' '.join(e.messages)}") from None
+    return value
 
 
 class Seating:

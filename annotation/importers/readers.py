@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import codecs
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .containers import (
     GZIP_ERRORS,
@@ -31,6 +31,8 @@ from .containers import (
 )
 from .json_array import read_json_array, read_json_object
 from .records import BadJSON, BadRecord, Item, parse_record, row_problem
+
+T = TypeVar("T")
 
 
 def read_jsonl(path: str | Path) -> Iterator[Item]:
@@ -78,6 +80,28 @@ def read_jsonl(path: str | Path) -> Iterator[Item]:
             yield Item(number, None, obj=obj, offset=offset)
 
 
+def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """`items` in lists of `size` (the last one shorter), read as they are needed."""
+    batch: list[T] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def typed_object_problem(obj: Any) -> str | None:
+    """What is wrong with a session-log line that must be an object with a string "type"
+    (Claude Code's, Codex's), or None."""
+    if not isinstance(obj, dict):
+        return f"the line is a {type(obj).__name__}, not an object"
+    if not isinstance(obj.get("type"), str):
+        return "field 'type' is missing or not a string"
+    return None
+
+
 def checked_lines(
     path: str | Path, check: Callable[[Any], str | None], errors: list[tuple[int, str]]
 ) -> Iterator[tuple[int, Any]]:
@@ -102,11 +126,11 @@ def checked_lines(
 def read_parquet(path: str | Path, columns: list[str] | None = None) -> Iterator[Item]:
     """The rows of a Parquet file (gzip-compressed too) as Items numbered by row. A file
     pyarrow cannot open, or a batch it cannot decode, ends the file with one error."""
-    size = _disk_size(path)
+    size = disk_size(path)
     row = 0
     try:
         with seekable_copy(path) as plain:
-            scale = size / max(_disk_size(plain), 1)
+            scale = size / max(disk_size(plain), 1)
             for row, obj, offset in read_parquet_rows(plain, columns):
                 problem = row_problem(obj)
                 offset = int(offset * scale)
@@ -123,7 +147,8 @@ def read_parquet(path: str | Path, columns: list[str] | None = None) -> Iterator
         yield Item(None, None, error=parquet_error(exc), offset=size, row=row)
 
 
-def _disk_size(path: str | Path) -> int:
+def disk_size(path: str | Path) -> int:
+    """The file's size in bytes, 0 if it cannot be read (the reader then says why)."""
     try:
         return os.path.getsize(path)
     except OSError:

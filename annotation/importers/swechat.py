@@ -25,7 +25,6 @@ others)."""
 from __future__ import annotations
 
 import json
-import os
 from array import array
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,6 +42,7 @@ from .containers import (
     parquet_file,
     seekable_copy,
 )
+from .readers import disk_size
 from .readers import read_items as read_rows
 from .records import BadRecord, Item, parse_record
 
@@ -101,9 +101,9 @@ def _session_item(session: str, at: str, rows: list, skipped: int, offset: int) 
 
 
 def _jsonl_sessions(path: str | Path) -> Iterator[Item]:
-    size = _size(path)
+    size = disk_size(path)
     with seekable_copy(path) as plain, open(plain, "rb") as f:
-        index = yield from _index_lines(f, size, max(_size(plain), 1))
+        index = yield from _index_lines(f, size, max(disk_size(plain), 1))
         total = sum(len(a) for a in index.values()) // 2 or 1
         done = 0
         while index:
@@ -226,13 +226,6 @@ def _last_positions(path: str | Path, container: str) -> dict[str, int]:
     finally:
         items.close()
     return last
-
-
-def _size(path: str | Path) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
 
 
 # --- one session as a conversation ---------------------------------------------------------

@@ -44,7 +44,7 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from annotation.db.options import WriterOptions
-from annotation.db.sql import copy_data, copy_text, next_ids
+from annotation.db.sql import analyze, copy_data, copy_text, next_ids, planner_statistics_kept
 from annotation.models import Conversation, Study, Turn
 
 from .base import BuiltConversation, ImportReport
@@ -103,9 +103,7 @@ class Writer:
         self.containers: dict[str, str] = {}
         # the next ANALYZE: before the first lookup (0), then at ANALYZE_FROM rows written
         # and at every doubling; None where it is not needed (SQLite, a dry run)
-        self.analyze_at: int | None = (
-            0 if connection.vendor == "postgresql" and not dry_run else None
-        )
+        self.analyze_at: int | None = 0 if planner_statistics_kept() and not dry_run else None
 
     def add(self, conversation: BuiltConversation) -> None:
         if self.metadata:
@@ -188,8 +186,7 @@ class Writer:
             return
         self.analyze_at = max(ANALYZE_FROM, 2 * written)
         try:
-            with transaction.atomic(), connection.cursor() as cursor:
-                cursor.execute(f"ANALYZE {connection.ops.quote_name(Conversation._meta.db_table)}")
+            analyze(Conversation._meta.db_table)
         except DatabaseError:
             self.analyze_at = None
 

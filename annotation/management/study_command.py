@@ -1,6 +1,9 @@
-"""What the commands about one study share: the slug argument and the study it names."""
+"""What the commands about one study share: the slug argument and the study it names; and
+what several commands read the same way (a count or 'auto', a file named by an option)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -33,3 +36,27 @@ def get_group(study: Study, name: str) -> Group:
             "create_group makes one)"
         )
     return group
+
+
+def count_or_auto(
+    text: str, option: str = "--n", error: type[Exception] = CommandError
+) -> int | None:
+    """A whole number, or None for 'auto' (the size is computed); `error` naming the option
+    otherwise."""
+    if text == "auto":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise error(f"{option} takes a whole number or 'auto', not {text!r}") from None
+
+
+def read_file_option(path: str, option: str, limit: int) -> bytes:
+    """The bytes of the file an option names; CommandError if it is missing or larger than
+    `limit` bytes."""
+    file = Path(path)
+    if not file.is_file():
+        raise CommandError(f"{option}: no such file: {path}")
+    if file.stat().st_size > limit:
+        raise CommandError(f"{option}: {path} has {file.stat().st_size} bytes: at most {limit}")
+    return file.read_bytes()

@@ -12,6 +12,7 @@ from taxonomy.models import TaxonomyVersion, Type
 
 from ..limits import TextLimit
 from .corpus import Turn
+from .evolution import carried_and_retired
 from .rounds import Assignment, CardState
 from .study import Group, Study
 
@@ -46,17 +47,7 @@ class Decision(models.Model):
     is_current = models.BooleanField(default=True)
     # taxonomy evolution, as on Annotation: the row carried to the new version, and the move
     # that retired this one (the old version's decision as it stood)
-    carried_from = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
-    )
-    retired_by = models.ForeignKey(
-        "TaxonomyMove",
-        null=True,
-        blank=True,
-        on_delete=models.PROTECT,
-        related_name="+",
-        db_index=False,
-    )
+    carried_from, retired_by = carried_and_retired()
 
     class Meta:
         abstract = True

@@ -12,6 +12,27 @@ from taxonomy.models import TaxonomyVersion
 from .study import Study
 
 
+def carried_and_retired():
+    """The two fields of a row taxonomy evolution moves (an annotation, a consensus, a gold
+    label): `carried_from`, the row of the old version it was carried from, and
+    `retired_by`, the move that retired it (the old version's row as it stood).
+    db_index=False: the rows' own partial indexes serve the old version's report.
+    `carried_from, retired_by = carried_and_retired()` in the model's body keeps the fields'
+    order."""
+    carried_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
+    )
+    retired_by = models.ForeignKey(
+        "TaxonomyMove",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        db_index=False,
+    )
+    return carried_from, retired_by
+
+
 class TaxonomyMove(models.Model):
     """A study moved to a new taxonomy version derived from its own: every current label and
     consensus was carried through the new version's mapping. The rows it retired

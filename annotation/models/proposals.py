@@ -189,6 +189,21 @@ class Proposal(models.Model):
         locked.save()
         self.refresh_from_db()
 
+    @property
+    def axis_code(self) -> str | None:
+        return self.axis.code if self.axis else None
+
+    def check_category(self, version, category: str | None) -> None:
+        """ProposalError if `category` (None or "": none) is not a category of the
+        proposal's axis in `version`."""
+        if (
+            category
+            and not Category.objects.filter(
+                axis__version=version, axis__code=self.axis_code, name=category
+            ).exists()
+        ):
+            raise ProposalError(f"no category {category!r} in {version}")
+
     def accept(self, by, *, category: str | None = None, reason: str = "") -> str:
         """A new taxonomy version with the type (in `category` of the proposal's axis, or a
         new "Proposed" one); the study switches to it and the card goes back to its
@@ -200,21 +215,14 @@ class Proposal(models.Model):
             # while we waited against the old row of the other table, and finds nothing.
             study = Study.objects.select_for_update().get(pk=locked.study_id)
             current = study.taxonomy_version
-            axis_code = locked.axis.code if locked.axis else None
-            if (
-                category
-                and not Category.objects.filter(
-                    axis__version=current, axis__code=axis_code, name=category
-                ).exists()
-            ):
-                raise ProposalError(f"no category {category!r} in {current}")
+            locked.check_category(current, category)
             turn = locked.turn
             new, added = current.derive(
                 add=[
                     {
                         "name": locked.name,
                         "definition": locked.definition,
-                        "axis": axis_code,
+                        "axis": locked.axis_code,
                         "category": category,
                         "example": turn.user_text[:300],
                     }

@@ -15,6 +15,7 @@ from taxonomy.models import TaxonomyVersion, Type
 from ..evidence import EvidenceSpan
 from ..limits import TextLimit
 from .corpus import Conversation, Turn
+from .evolution import carried_and_retired
 from .study import Group, Study
 
 if TYPE_CHECKING:
@@ -108,17 +109,7 @@ class Annotation(models.Model):
     # type waits for its annotator to choose the side(s): `split_pending` names the old
     # codes waiting ("" none), and until then the row is no record of any statistic.
     # db_index=False: the partial index below serves the old version's report.
-    carried_from = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
-    )
-    retired_by = models.ForeignKey(
-        "TaxonomyMove",
-        null=True,
-        blank=True,
-        on_delete=models.PROTECT,
-        related_name="+",
-        db_index=False,
-    )
+    carried_from, retired_by = carried_and_retired()
     split_pending = models.CharField(max_length=500, blank=True, default="", db_default="")
 
     objects = AnnotationQuerySet.as_manager()

@@ -13,16 +13,7 @@ from annotation.intake.splitcheck import (
     create_split_check,
     open_proposals,
 )
-from annotation.management.study_command import StudyCommand
-
-
-def _n(text: str) -> int | None:
-    if text == "auto":
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        raise CommandError(f"--n takes a whole number or 'auto', not {text!r}") from None
+from annotation.management.study_command import StudyCommand, count_or_auto
 
 
 class Command(StudyCommand):
@@ -52,7 +43,7 @@ class Command(StudyCommand):
 
     def handle(self, *args, slug: str, new_slug: str, unit: str, **options):
         source = self.get_study(slug)
-        n = _n(options["n"])
+        n = count_or_auto(options["n"])
         if n is not None and (options["confidence"] is not None or options["margin"] is not None):
             raise CommandError("--confidence and --margin size the draw of --n auto only")
         try:

@@ -18,8 +18,6 @@ labels again from its kept scores at threshold X, without a call."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from django.core.management.base import CommandError
 
 from annotation.actions.judges import (
@@ -33,7 +31,7 @@ from annotation.actions.judges import (
     rethreshold,
     summary,
 )
-from annotation.management.study_command import StudyCommand
+from annotation.management.study_command import StudyCommand, read_file_option
 from annotation.models import Job, JobKind, JudgeRun, JudgeRunStatus
 
 MAX_FILE_BYTES = 10_000_000
@@ -108,7 +106,7 @@ class Command(StudyCommand):
     def request(self, options) -> RunRequest:
         prompt = None
         if options["prompt"]:
-            data = _read(options["prompt"], "--prompt", MAX_PROMPT_CHARS * 4)
+            data = read_file_option(options["prompt"], "--prompt", MAX_PROMPT_CHARS * 4)
             try:
                 prompt = data.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -119,7 +117,7 @@ class Command(StudyCommand):
         if options["conversations"]:
             path = options["conversations"]
             try:
-                text = _read(path, "--conversations", MAX_FILE_BYTES).decode("utf-8")
+                text = read_file_option(path, "--conversations", MAX_FILE_BYTES).decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise CommandError(
                     f"--conversations: {path} is not UTF-8 text ({exc.reason})"
@@ -166,12 +164,3 @@ class Command(StudyCommand):
     def progress(self, done: int, total: int, message: str = "") -> None:
         if done == total or done % 100 == 0:
             self.stdout.write(f"{done} of {total} {message}")
-
-
-def _read(path: str, option: str, limit: int) -> bytes:
-    file = Path(path)
-    if not file.is_file():
-        raise CommandError(f"{option}: no such file: {path}")
-    if file.stat().st_size > limit:
-        raise CommandError(f"{option}: {path} has {file.stat().st_size} bytes: at most {limit}")
-    return file.read_bytes()

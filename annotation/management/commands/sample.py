@@ -6,16 +6,8 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.intake.sampling import SamplingRefused, draw_sample, strata_lines
+from annotation.management.study_command import count_or_auto
 from annotation.models import Study
-
-
-def _n(text: str) -> int | None:
-    if text == "auto":
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError(f"--n takes a whole number or 'auto', not {text!r}") from None
 
 
 class Command(BaseCommand):
@@ -50,7 +42,7 @@ class Command(BaseCommand):
         try:
             sample = draw_sample(
                 study,
-                n=_n(options["n"]),
+                n=count_or_auto(options["n"], error=ValueError),
                 seed=options["seed"],
                 stratify=options["stratify"],
                 min_turns=options["min_turns"],

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import time
 from datetime import timedelta
-from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import CommandError
@@ -28,7 +27,7 @@ from annotation.intake.llm import (
     read_examples,
 )
 from annotation.intake.split_run import APPLY, ParamsError, SplitParams, execute
-from annotation.management.study_command import StudyCommand
+from annotation.management.study_command import StudyCommand, read_file_option
 from annotation.models import RESUMED_MESSAGE, Job, JobKind, JobStatus
 from annotation.tasks import heartbeat
 
@@ -98,13 +97,17 @@ class Command(StudyCommand):
         )
         if prompt:
             try:
-                params.prompt = _read(prompt, "--prompt", MAX_PROMPT_CHARS * 4).decode("utf-8")
+                params.prompt = read_file_option(prompt, "--prompt", MAX_PROMPT_CHARS * 4).decode(
+                    "utf-8"
+                )
             except UnicodeDecodeError as exc:
                 raise CommandError(f"--prompt: {prompt} is not UTF-8 text ({exc.reason})") from None
         if options["examples"]:
             path = options["examples"]
             try:
-                params.examples = read_examples(_read(path, "--examples", MAX_EXAMPLES_BYTES), path)
+                params.examples = read_examples(
+                    read_file_option(path, "--examples", MAX_EXAMPLES_BYTES), path
+                )
             except ExamplesError as exc:
                 lines = "\n".join(exc.lines)
                 raise CommandError(f"--examples: the file cannot be used:\n{lines}") from None
@@ -157,15 +160,6 @@ class Command(StudyCommand):
             )
         if result.get("summary"):
             self.stdout.write(f"Job #{job.pk}: {result['summary']}.")
-
-
-def _read(path: str, option: str, limit: int) -> bytes:
-    file = Path(path)
-    if not file.is_file():
-        raise CommandError(f"{option}: no such file: {path}")
-    if file.stat().st_size > limit:
-        raise CommandError(f"{option}: {path} has {file.stat().st_size} bytes: at most {limit}")
-    return file.read_bytes()
 
 
 def _heartbeat(job: Job):
