@@ -16,9 +16,12 @@ PASSWORD = "pw-" + "secret"  # what tests/conftest.make_user gives everyone
 NOTE = "alice-private-note: the reply ignores the earlier constraint"
 
 
-def log_in(browser, live_server, username: str):
+def log_in(browser, live_server, username: str, timeout_ms: int = 10_000):
+    """A new browser context logged in as `username`: (context, page, page errors).
+    `timeout_ms`: each wait's patience (more where a first request is slow on a loaded
+    machine)."""
     context = browser.new_context()
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(timeout_ms)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))

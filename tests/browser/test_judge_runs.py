@@ -16,28 +16,18 @@ from django.urls import reverse
 from annotation.models import JudgeRun
 from annotation.tasks import run_agreement, run_judge
 from tests.browser.pages import htmx_ready
+from tests.browser.test_annotate_flow import log_in as shared_log_in
 from tests.factories import label, make_conversation, make_group
 from tests.model_stub import StubServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 QUOTE = "please write function number"
-PASSWORD = "pw-" + "secret"  # what tests/conftest.make_user gives everyone
 
 
 def log_in(browser, live_server, username: str):
-    """As tests/browser/pages.log_in, waiting up to a minute for a page (a busy machine)."""
-    context = browser.new_context()
-    context.set_default_timeout(60_000)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill('input[name="username"]', username)
-    page.fill('input[name="password"]', PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(f"{live_server.url}/")
-    return context, page, errors
+    """The shared log-in with a minute's patience per page (a busy machine)."""
+    return shared_log_in(browser, live_server, username, timeout_ms=60_000)
 
 
 def answer(body: dict) -> str:

@@ -11,7 +11,8 @@ import pytest
 
 from annotation.models import Annotation, Conversation, Turn
 from tests.browser.pages import htmx_ready, open_card, submit_with_enter
-from tests.factories import PASSWORD, make_conversation, make_group
+from tests.browser.test_annotate_flow import log_in as shared_log_in
+from tests.factories import make_conversation, make_group
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -27,19 +28,8 @@ LONGEST_TEXT_NODE = """() => {
 
 
 def log_in(browser, live_server, username: str):
-    """tests/browser/pages.log_in with the patience a loaded CI machine needs here: the 5 MB
-    rows make this file's first page the live server's first request."""
-    context = browser.new_context()
-    context.set_default_timeout(60_000)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill('input[name="username"]', username)
-    page.fill('input[name="password"]', PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(f"{live_server.url}/")
-    return context, page, errors
+    """The shared log-in with a minute's patience per page (a busy machine)."""
+    return shared_log_in(browser, live_server, username, timeout_ms=60_000)
 
 
 @pytest.fixture
