@@ -285,7 +285,7 @@ def _comparison_tables(comparisons: list) -> list[Table]:
             rows,
             outputs=EVERYWHERE,
             intro=f"Episodes of the same session matched on turn-range IoU >= {threshold} "
-            "(maximum cardinality, then greatest total IoU).",
+            "(one to one, greedily by descending IoU, ties by the earliest start).",
         ),
         Table(
             "episode-compare-axes",

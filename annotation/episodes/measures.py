@@ -19,10 +19,9 @@ Rules, stated once:
   file, dropped and rejected ones included), and the run's own validator verdict likewise.
 - **Precision**: valid / (valid + invalid) among episodes with a consensus; Wilson 95%.
 - **IoU** of two turn ranges: shared turns / turns of either (ranges inclusive).
-- **Matching** two sets of episodes of one conversation: a maximum-cardinality matching on
-  pairs with IoU >= threshold, and among those the one of greatest total IoU (the
-  Hungarian method, scipy.optimize.linear_sum_assignment, on weights K + IoU with K larger
-  than any matching's size).
+- **Matching** two sets of episodes of one conversation, one-to-one, as AGREEMENT.md fixes it:
+  greedily by descending IoU, ties by the earliest start (the first set's episode's first
+  turn, then the second's, then their order), pairs below the threshold left unmatched.
 - **Kappa** (Cohen's) and **alpha** (Krippendorff's, nominal) on an axis: each judgement's
   value on the axis is its set of codes as one category (none: its own category); for the
   `validity` axis, the verdict with its reason."""
@@ -126,21 +125,23 @@ def iou(a: tuple[int, int], b: tuple[int, int]) -> float:
 def match_ranges(
     a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]], threshold: float = 0.5
 ) -> list[tuple[int, int, float]]:
-    """(index in a, index in b, IoU) of a maximum-cardinality matching on IoU >= threshold,
-    of greatest total IoU among those (see the module docstring)."""
-    if not a or not b:
-        return []
-    from scipy.optimize import linear_sum_assignment
-
-    scores = np.array([[iou(x, y) for y in b] for x in a])
-    eligible = scores >= threshold
-    if not eligible.any():
-        return []
-    big = min(len(a), len(b)) + 1
-    weights = np.where(eligible, big + scores, 0.0)
-    rows, cols = linear_sum_assignment(weights, maximize=True)
-    pairs = zip(rows, cols, strict=True)
-    return [(int(r), int(c), float(scores[r, c])) for r, c in pairs if eligible[r, c]]
+    """(index in a, index in b, IoU) of the greedy one-to-one matching on IoU >= threshold
+    (see the module docstring), in the order the pairs were taken."""
+    candidates = sorted(
+        (-score, x[0], y[0], i, j)
+        for i, x in enumerate(a)
+        for j, y in enumerate(b)
+        if (score := iou(x, y)) >= threshold
+    )
+    used_a: set[int] = set()
+    used_b: set[int] = set()
+    pairs = []
+    for negative, _, _, i, j in candidates:
+        if i not in used_a and j not in used_b:
+            used_a.add(i)
+            used_b.add(j)
+            pairs.append((i, j, -negative))
+    return pairs
 
 
 # --- validity and gold ---------------------------------------------------------------------
@@ -343,7 +344,7 @@ def compare_runs(a: Sequence[dict], b: Sequence[dict], threshold: float = 0.5) -
         ]
     return {
         "iou_threshold": threshold,
-        "matching": "maximum cardinality, then greatest total IoU (Hungarian)",
+        "matching": "greedy by descending IoU, ties by the earliest start (AGREEMENT.md)",
         "episodes_a": len(a),
         "episodes_b": len(b),
         "matched": len(pairs),

@@ -83,31 +83,55 @@ def test_iou_is_shared_turns_over_either(a, b):
     assert measures.iou(a, b) == pytest.approx(_set_iou(a, b))
 
 
-def _naive_matching_size(a, b, threshold):
-    """Kuhn's augmenting paths over every pair's set-based IoU (O(n*m) pairs)."""
-    edges = [[j for j, y in enumerate(b) if _set_iou(x, y) >= threshold] for x in a]
-    owner: dict[int, int] = {}
-
-    def augment(i, seen):
-        for j in edges[i]:
-            if j in seen:
-                continue
-            seen.add(j)
-            if j not in owner or augment(owner[j], seen):
-                owner[j] = i
-                return True
-        return False
-
-    return sum(augment(i, set()) for i in range(len(a)))
+def _naive_greedy(a, b, threshold):
+    """AGREEMENT.md's rule written out plainly: while some free pair reaches the threshold,
+    take the one of highest set-based IoU, ties by the earliest start (a's, then b's), then
+    by position."""
+    free_a, free_b, taken = set(range(len(a))), set(range(len(b))), []
+    while True:
+        best = None
+        for i in sorted(free_a):
+            for j in sorted(free_b):
+                score = _set_iou(a[i], b[j])
+                if score < threshold:
+                    continue
+                key = (-score, a[i][0], b[j][0], i, j)
+                if best is None or key < best[0]:
+                    best = (key, i, j, score)
+        if best is None:
+            return taken
+        _, i, j, score = best
+        free_a.discard(i)
+        free_b.discard(j)
+        taken.append((i, j, score))
 
 
 @given(st.lists(ranges, max_size=7), st.lists(ranges, max_size=7), st.sampled_from([0.3, 0.5, 1.0]))
-def test_the_matching_is_maximum_and_sound(a, b, threshold):
+def test_the_matching_is_agreement_mds_greedy_rule(a, b, threshold):
     pairs = measures.match_ranges(a, b, threshold)
-    assert len(pairs) == _naive_matching_size(a, b, threshold)
-    assert len({i for i, _, _ in pairs}) == len(pairs) == len({j for _, j, _ in pairs})
-    for i, j, score in pairs:
-        assert score == pytest.approx(_set_iou(a[i], b[j])) and score >= threshold
+    expected = _naive_greedy(a, b, threshold)
+    assert [(i, j) for i, j, _ in pairs] == [(i, j) for i, j, _ in expected]
+    for (_, _, score), (_, _, naive) in zip(pairs, expected, strict=True):
+        assert score == pytest.approx(naive) and score >= threshold
+    # maximal: no pair left over reaches the threshold with both its episodes free
+    used_a, used_b = {i for i, _, _ in pairs}, {j for _, j, _ in pairs}
+    assert not any(
+        _set_iou(x, y) >= threshold
+        for i, x in enumerate(a) if i not in used_a
+        for j, y in enumerate(b) if j not in used_b
+    )  # fmt: skip
+
+
+def test_the_greedy_rule_takes_the_best_pair_first_even_if_fewer_pairs_result():
+    """AGREEMENT.md's matching is greedy, not a maximum matching: (2, 3) pairs with its exact
+    twin first, so (1, 3), whose only partner that was, stays unmatched, where a maximum
+    matching would pair (2, 3)~(3, 3) and (1, 3)~(2, 3)."""
+    assert measures.match_ranges([(2, 3), (1, 3)], [(2, 3), (3, 3)], 0.5) == [(0, 0, 1.0)]
+    # ties by the earliest start
+    assert measures.match_ranges([(3, 4), (1, 2)], [(1, 2), (3, 4)], 0.5) == [
+        (1, 0, 1.0),
+        (0, 1, 1.0),
+    ]
 
 
 SYMPTOMS = ["s1", "s2", "s3"]
