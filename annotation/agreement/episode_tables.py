@@ -144,7 +144,7 @@ def _agreement_rows(agreement: Mapping, order: list[str]) -> tuple[Row, ...]:
         )
         for axis, v in ((a, axes[a]) for a in axis_order(axes, order))
     ]
-    whole = agreement.get("whole_episode_exact")
+    whole = agreement.get("exact_match_all_axes")
     why = "" if whole is not None else "no pair of annotators"
     rows.append(
         Row(
@@ -241,8 +241,8 @@ def _figures_tables(
                 outputs=DETAILS,
                 summary=f"{table['rows_axis']} x {table['cols_axis']} "
                 f"({table['episodes']} gold episodes)",
-                note="Lift = observed / expected under independence; Fisher's exact test "
-                "where an expected cell is under 5, else chi-square (Yates).",
+                note="Lift = observed / expected under independence; p: the two-sided "
+                "Fisher exact test on the 2x2 table.",
             )
         )
     return tables

@@ -397,7 +397,7 @@ def agreement(judgements: Sequence[dict], axes: Sequence[str]) -> dict:
                     "exact": share(sum(p == q for p, q in zip(va, vb, strict=True)), len(items)),
                 }
             same = sum(_whole(people[x][e]) == _whole(people[y][e]) for e in shared)
-            row["whole_episode_exact"] = share(same, len(shared))
+            row["exact_match_all_axes"] = share(same, len(shared))
             pairs.append(row)
     alpha = {}
     for axis in ["validity", *axes]:
@@ -422,7 +422,7 @@ def agreement(judgements: Sequence[dict], axes: Sequence[str]) -> dict:
     return {
         "pairs": pairs,
         "axes": summary,
-        "whole_episode_exact": mean(p["whole_episode_exact"] for p in pairs),
+        "exact_match_all_axes": mean(p["exact_match_all_axes"] for p in pairs),
     }
 
 
@@ -434,11 +434,11 @@ def cooccurrence(
 ) -> dict:
     """For each pair of a `row_axis` code and a `col_axis` code (distinct codes when the
     axes are the same), over the gold-labelled episodes: observed episodes with both,
-    expected under independence (n_row * n_col / N), lift (observed / expected), and a test
-    of independence on the 2x2 table: Fisher's exact test when an expected cell is below 5,
-    else chi-square (Yates-corrected, scipy.stats.chi2_contingency). Fisher's statistic is the
-    odds ratio: null (statistic_reason) where a zero cell makes it infinite."""
-    from scipy.stats import chi2_contingency, fisher_exact
+    expected under independence (n_row * n_col / N), lift (observed / expected), and the
+    two-sided Fisher exact test's p-value on the 2x2 table (AGREEMENT.md; scipy's
+    fisher_exact). Its statistic is the odds ratio: null (statistic_reason) where a zero cell
+    makes it infinite or undefined."""
+    from scipy.stats import fisher_exact
 
     n = len(gold)
     has = {
@@ -460,20 +460,14 @@ def cooccurrence(
             row = {"row": r, "col": c, "observed": both, "expected": float(expected),
                    "lift": float(both / expected) if expected else None,
                    "test": None, "statistic": None, "p": None}  # fmt: skip
-            margins_ok = n and table.sum(axis=0).all() and table.sum(axis=1).all()
-            if margins_ok:
-                cells = np.outer(table.sum(axis=1), table.sum(axis=0)) / n
-                if (cells < 5).any():
-                    stat, p = fisher_exact(table)
-                    # the odds ratio: infinite (or 0/0) with an empty cell, which JSON
-                    # cannot hold: null, and the p-value stands
-                    finite = math.isfinite(stat)
-                    row.update(test="fisher", statistic=float(stat) if finite else None, p=float(p))
-                    if not finite:
-                        row["statistic_reason"] = "odds ratio undefined or infinite (a zero cell)"
-                else:
-                    stat, p, _, _ = chi2_contingency(table)
-                    row.update(test="chi2", statistic=float(stat), p=float(p))
+            if n:
+                stat, p = fisher_exact(table)  # two-sided
+                # the odds ratio: infinite (or 0/0) with an empty cell, which JSON cannot
+                # hold: null, and the p-value stands
+                finite = math.isfinite(stat)
+                row.update(test="fisher", statistic=float(stat) if finite else None, p=float(p))
+                if not finite:
+                    row["statistic_reason"] = "odds ratio undefined or infinite (a zero cell)"
             rows.append(row)
     return {"rows_axis": row_axis, "cols_axis": col_axis, "episodes": n, "cells": rows}
 

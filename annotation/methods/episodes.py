@@ -129,7 +129,7 @@ def _agreement_text(a: Mapping, order: list[str]) -> str:
             f"{axis} κ {kappa(v.get('kappa'))}, exact {share(v.get('exact'))}"
             for axis, v in axes.items()
         )  # fmt: skip
-        + f"; whole-episode exact match {share(a.get('whole_episode_exact'))}."
+        + f"; whole-episode exact match {share(a.get('exact_match_all_axes'))}."
     )
 
 

@@ -63,7 +63,7 @@ def test_the_report_has_coverage_and_the_runs_compared(report):
     assert comparison["matched"] == 5
     assert comparison["iou_mean"] == pytest.approx((4 + 2 / 3) / 5)
     agreement = report["episodes"]["overall"]["agreement"]
-    assert 0 < agreement["whole_episode_exact"] < 1
+    assert 0 < agreement["exact_match_all_axes"] < 1
 
 
 def test_the_lead_sees_it_on_the_report_page(report):

@@ -97,7 +97,7 @@ def test_coverage_and_agreement(study):
     # verdicts: (valid, valid), (invalid:a, invalid:b), (valid, invalid): 1 of 3 identical
     assert validity["exact"] == pytest.approx(1 / 3)
     assert agreement["axes"]["symptom"]["exact"] == 1.0  # only e1 is valid for both
-    assert agreement["whole_episode_exact"] == pytest.approx(1 / 3)
+    assert agreement["exact_match_all_axes"] == pytest.approx(1 / 3)
     assert overall["gold_episodes"] == 1
     cell = next(
         c for c in overall["cooccurrence"]["symptom_x_cause"]["cells"]

@@ -45,7 +45,7 @@ def test_the_job_stores_the_episode_section(study):  # noqa: F811
     # s1 rated 2 and 2, s2 rated 1: the sessions' mean (2 + 1) / 2
     assert coverage["rating"]["mean"] == 1.5
     assert coverage["matched_share"] == 1.0  # the person's s2 1-2 by gpt's s2 1-3 (IoU 2/3)
-    assert episodes["overall"]["agreement"]["whole_episode_exact"] == pytest.approx(1 / 3)
+    assert episodes["overall"]["agreement"]["exact_match_all_axes"] == pytest.approx(1 / 3)
     (comparison,) = episodes["comparisons"]
     assert (comparison["run_a"], comparison["run_b"]) == ("claude", "gpt")
     # s1 1-2 = 1-2 and 3-4 ~ 2-4 (IoU 2/3); s2 1-3 vs 3-3 is 1/3, under 0.5

@@ -98,7 +98,7 @@ class Command(StudyCommand):
                 f"agreement {axis}: kappa {_num(s['kappa'])}, alpha {_num(s['alpha'])}, "
                 f"exact {_pct(s['exact'])}"
             )
-        w(f"whole-episode exact match: {_pct(a['whole_episode_exact'])}")
+        w(f"whole-episode exact match: {_pct(a['exact_match_all_axes'])}")
         for name, table in f["cooccurrence"].items():
             top = sorted(
                 (x for x in table["cells"] if x["lift"] is not None and x["observed"]),
