@@ -43,6 +43,7 @@ LIMITS = {
     ("studies_judge_runs_create", "group"): (100, 1),
     ("studies_judge_runs_create", "conversations[]"): (255, 1),  # Conversation.external_id
     ("studies_judge_runs_create", "model"): (200, 1),
+    ("studies_judge_runs_create", "run"): (100, 1),  # ExtractionRun.name
 }
 
 
