@@ -167,3 +167,24 @@ def chosen_types(scores: dict, types: dict, threshold: float) -> list:
 def unit_word(run: JudgeRun) -> str:
     """What a run goes through: cards, sessions (llm-extract) or episodes."""
     return run.unit_word
+
+
+def settle(run: JudgeRun, *, left: bool, nothing: str) -> None:
+    """A pass that ended without running out of budget: done, or failed when work was left
+    (`left`) and errors came back but no score (`nothing`: what got no usable answer)."""
+    counts = run.counts
+    run.status = JudgeRunStatus.DONE
+    if counts["errors"] and not counts["scored"] and left:
+        run.status = JudgeRunStatus.FAILED
+        first = counts["error_lines"][0] if counts["error_lines"] else ""
+        counts["stopped"] = f"{nothing} got a usable answer. First: {first}"
+
+
+def stopped(run: JudgeRun, stop: Stop, words: str) -> None:
+    """A pass its budget stopped: resumable with a larger one."""
+    counts = run.counts
+    run.status = JudgeRunStatus.STOPPED
+    counts["stopped"] = (
+        f"Stopped: {stop}; {counts['units_done']} of {counts['units_total']} {words}. "
+        "Run the same judge again with a larger budget to resume."
+    )

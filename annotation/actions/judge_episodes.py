@@ -64,6 +64,8 @@ from .judge_base import (
     chosen_types,
     open_client,
     same_judge_runs,
+    settle,
+    stopped,
     unit_word,
 )
 
@@ -441,17 +443,9 @@ def execute(run: JudgeRun, progress: Progress) -> JudgeRun:
         for start in range(0, len(todo), BATCH):
             work.batch(todo[start : start + BATCH])
             runner.save()
-        run.status = JudgeRunStatus.DONE
-        if counts["errors"] and not counts["scored"] and todo:
-            run.status = JudgeRunStatus.FAILED
-            first = counts["error_lines"][0] if counts["error_lines"] else ""
-            counts["stopped"] = f"nothing got a usable answer. First: {first}"
+        settle(run, left=bool(todo), nothing="nothing")
     except Stop as stop:
-        run.status = JudgeRunStatus.STOPPED
-        counts["stopped"] = (
-            f"Stopped: {stop}; {counts['units_done']} of {counts['units_total']} {words}. "
-            "Run the same judge again with a larger budget to resume."
-        )
+        stopped(run, stop, words)
     finally:
         runner.client.close()
     if run.judge == LLM_VALIDATE and run.params.get("extraction_run_id"):

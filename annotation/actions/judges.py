@@ -76,6 +76,8 @@ from .judge_base import (  # noqa: F401 - re-exported: the callers import them f
     detectors,
     open_client,
     same_judge_runs,
+    settle,
+    stopped,
     unit_word,
 )
 
@@ -543,17 +545,9 @@ def execute(run: JudgeRun, progress: Progress | None = None) -> JudgeRun:
                 runner.conversation(batch[pk], turns[pk], todo_ids)
                 progress(counts["units_done"], counts["units_total"], "cards judged")
             runner.save()
-        run.status = JudgeRunStatus.DONE
-        if counts["errors"] and not counts["scored"] and todo_ids:
-            run.status = JudgeRunStatus.FAILED
-            first = counts["error_lines"][0] if counts["error_lines"] else ""
-            counts["stopped"] = f"no card got a usable answer. First: {first}"
+        settle(run, left=bool(todo_ids), nothing="no card")
     except Stop as stop:
-        run.status = JudgeRunStatus.STOPPED
-        counts["stopped"] = (
-            f"Stopped: {stop}; {counts['units_done']} of {counts['units_total']} cards judged. "
-            "Run the same judge again with a larger budget to resume."
-        )
+        stopped(run, stop, "cards judged")
     finally:
         if runner.client is not None:
             runner.client.close()
