@@ -39,12 +39,13 @@ test: $(STAMP)
 	scripts/ensure-chromium
 	CARDSORT_DATA_DIR=var/test $(PY) -m pytest -q
 
-# The edit loop: no browser, no PostgreSQL, no benchmark, in parallel (pytest-xdist; each
-# worker its own data folder, config/settings_test.py). `make test` stays the whole suite.
+# The edit loop: no browser, no PostgreSQL, no benchmark, no slow test (other processes,
+# whole databases, state machines), in parallel (pytest-xdist; each worker its own data
+# folder, config/settings_test.py). `make test` stays the whole suite.
 TEST_WORKERS ?= auto
 test-fast: $(STAMP)
 	CARDSORT_DATA_DIR=var/test $(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal \
-		-m "not browser and not postgres and not bench"
+		-m "not browser and not postgres and not bench and not slow"
 
 # The documentation site (docs/, mkdocs.yml): served with live reload on DOCS_PORT.
 DOCS_PORT ?= 8001

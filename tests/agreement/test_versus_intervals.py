@@ -113,6 +113,7 @@ def _ours(report: dict, key) -> list[float] | None:
     return report[f"{key}_ci"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(3))
 def test_the_intervals_are_the_straightforward_resampling_of_conversations(seed):
     records, reference = _study(seed)

@@ -10,6 +10,8 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
+pytestmark = pytest.mark.slow
+
 BEFORE = [("annotation", "0020_conversation_split_considered")]
 # the key column is there, filled, not yet unique
 FILLED = [("annotation", "0021_conversation_key")]

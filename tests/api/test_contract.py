@@ -20,6 +20,8 @@ from schemathesis.engine import events
 from annotation.models import Job, JobKind, JobStatus, Kind, Proposal, Role
 from tests.factories import AMBIGUOUS, ROLLBACK, label, make_conversation, make_group, make_user
 
+pytestmark = pytest.mark.slow
+
 MAX_EXAMPLES = 5
 # Type and axis codes are a study's taxonomy's, data one schema for every study cannot list
 # (their descriptions say where they are: GET .../taxonomy/): a schema-valid body with a code

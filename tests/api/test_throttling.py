@@ -145,6 +145,7 @@ def in_a_process(url: str, requests: int, user: int) -> str:
     return out.stdout.strip()
 
 
+@pytest.mark.slow
 def test_with_cache_url_every_process_counts_against_the_same_rate():
     # the machine's Redis (CI starts it); a user id no other run uses, its count removed after
     url = "redis://127.0.0.1:6379/13"
@@ -177,6 +178,7 @@ print([client.get("/api/studies/").status_code for _ in range(int(sys.argv[1]))]
 """
 
 
+@pytest.mark.slow
 def test_with_cache_url_failed_authentications_count_in_every_process():
     url = "redis://127.0.0.1:6379/13"
     address = f"10.{random.randrange(256)}.{random.randrange(256)}.{random.randrange(1, 255)}"

@@ -125,6 +125,7 @@ def _in_rollback(run, *args) -> dict:
     batch_size=st.integers(1, 7),
     attempts=st.sampled_from([1, label_batch.ATTEMPTS]),
 )
+@pytest.mark.slow
 def test_a_batched_import_equals_submitting_one_by_one(
     study, tmp_path, lines, n_annotators, rounds, batch_size, attempts
 ):

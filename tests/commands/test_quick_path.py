@@ -15,7 +15,7 @@ from django.core.management import call_command
 
 from annotation.models import Conversation, Group, Kind, Membership, Role, Study
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 METHOD = Path(__file__).resolve().parents[2] / "docs" / "method.md"
 

@@ -151,6 +151,7 @@ def test_it_asks_the_set_with_at_least_min_turns_and_at_most_max(study, fake_mod
     assert asked == ["short0", "short1", "short2"]
 
 
+@pytest.mark.slow
 def test_the_cap_is_gone(study, fake_model):
     """2,500 conversations in one job, read in batches; every one asked once."""
     make_corpus(study, 2500, n_turns=2)

@@ -37,7 +37,7 @@ from annotation.models import (
 )
 from tests.model_stub import StubServer
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 SEED = 20
 

@@ -13,7 +13,7 @@ import pytest
 from annotation.models import Conversation, Job, JobKind, JobStatus
 from tests.factories import make_study
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
 def test_a_real_worker_runs_an_import_job(start_worker, media):

@@ -22,7 +22,7 @@ from annotation.tasks import reap_lost_jobs, run_agreement, run_export
 from tests.factories import make_conversation, make_group, make_study, make_user
 from tests.report.helpers import named
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 N_CONVERSATIONS, N_TURNS = 40, 5  # 200 cards
 

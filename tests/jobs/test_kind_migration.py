@@ -9,6 +9,8 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
+pytestmark = pytest.mark.slow
+
 BEFORE = [("annotation", "0024_episodes")]
 AFTER = [("annotation", "0025_job_kind_label_import")]
 

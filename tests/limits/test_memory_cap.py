@@ -16,7 +16,7 @@ from tests.factories import make_study
 
 from .capped import PEAK_RSS_LIMIT, run_capped
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 MIB = 1024**2
 

@@ -90,7 +90,7 @@ from taxonomy.models import Taxonomy
 from . import checks
 from .world import OTHERS, Config, World, build_world, make_people
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 PROFILES = {
     "ci": settings(

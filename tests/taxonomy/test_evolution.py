@@ -361,6 +361,7 @@ label_sets = st.lists(
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
+@pytest.mark.slow
 @given(spec=changes(), sets=label_sets)
 def test_every_carried_label_is_the_mapping_of_its_own_label(spec, sets):
     with transaction.atomic():
