@@ -398,3 +398,12 @@ def test_the_actions_refuse_without_the_page_too(world, alice):
 class _Post(dict):
     def getlist(self, key):
         return [self[key]] if key in self else []
+
+
+def test_the_study_page_leads_an_episode_groups_annotator_to_the_sessions(client, world, alice):
+    client.force_login(alice)
+    body = client.get(reverse("study", args=["ag"])).content.decode()
+    assert f'href="{reverse("episode_sessions", args=["ag"])}"' in body
+    assert "Sessions of E1 (episodes, coverage)" in body
+    client.force_login(world["carol"])  # a turn group's annotator: no such link
+    assert "(episodes, coverage)" not in client.get(reverse("study", args=["ag"])).content.decode()
