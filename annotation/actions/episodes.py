@@ -350,15 +350,21 @@ def rate_coverage(user, group: Group, conversation: Conversation, value) -> Cove
     reason = coverage_closed_reason(user, group, conversation)
     if reason:
         raise CoverageRefused(f"coverage: not saved. {reason}")
-    with transaction.atomic():
-        current = CoverageRating.objects.select_for_update().filter(
-            conversation=conversation, annotator=user, group=group, is_current=True
-        )
-        old = current.first()
-        if old is not None and old.rating == rating:
-            return old
-        current.update(is_current=False)
-        return CoverageRating.objects.create(
-            conversation=conversation, annotator=user, group=group, rating=rating,
-            source=Source.BROWSER, created_at=timezone.now(),
-        )  # fmt: skip
+    try:
+        with transaction.atomic():
+            current = CoverageRating.objects.select_for_update().filter(
+                conversation=conversation, annotator=user, group=group, is_current=True
+            )
+            old = current.first()
+            if old is not None and old.rating == rating:
+                return old
+            current.update(is_current=False)
+            return CoverageRating.objects.create(
+                conversation=conversation, annotator=user, group=group, rating=rating,
+                source=Source.BROWSER, created_at=timezone.now(),
+            )  # fmt: skip
+    except IntegrityError:  # a first rating sent twice at once (two tabs): one is kept
+        raise CoverageRefused(
+            "coverage: not saved: another rating of yours for this session was saved at the "
+            "same moment; the page shows it."
+        ) from None

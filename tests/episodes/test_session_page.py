@@ -407,3 +407,23 @@ def test_the_study_page_leads_an_episode_groups_annotator_to_the_sessions(client
     assert "Sessions of E1 (episodes, coverage)" in body
     client.force_login(world["carol"])  # a turn group's annotator: no such link
     assert "(episodes, coverage)" not in client.get(reverse("study", args=["ag"])).content.decode()
+
+
+def test_two_first_ratings_at_once_keep_one(client, world, alice, monkeypatch):
+    """Two tabs send a first rating at the same moment: the unique current rating keeps
+    one; the other is told (409), not a server error."""
+    client.force_login(alice)
+    _open_all(client, world)
+    create = CoverageRating.objects.create
+
+    def raced(**fields):  # the other tab's rating lands first
+        CoverageRating.objects.bulk_create([CoverageRating(**(fields | {"rating": 0}))])
+        return create(**fields)
+
+    monkeypatch.setattr(CoverageRating.objects, "create", raced)
+    response = _rate(client, world, "2")
+    assert response.status_code == 409
+    assert "another rating of yours for this session was saved at the same moment" in (
+        response.content.decode()
+    )
+    assert not CoverageRating.objects.filter(rating=2).exists()  # nothing of it written
