@@ -6,7 +6,8 @@
 // back (annotation/actions/episodes.locate_selection). 0, 1, 2 rate the session's coverage
 // (none, partly, fully): the coverage form's button, unless the server disabled it.
 // The "Add the selected text" button does what ' does with the last selection made in the
-// turns (a click may clear it). A quote's Remove button takes it out of the form.
+// turns (a click may clear it). A quote's Remove button takes it out of the form. An episode
+// opened in the panel marks its turns (.in-episode) in the session.
 (function () {
   if (window.cardsortEpisodeSession) return;
   window.cardsortEpisodeSession = true;
@@ -78,6 +79,17 @@
       }
     }
   });
+
+  function markOpened() {
+    var opened = document.querySelector(".opened-episode");
+    var first = opened ? parseInt(opened.dataset.firstTurn, 10) : 0;
+    var last = opened ? parseInt(opened.dataset.lastTurn, 10) : -1;
+    document.querySelectorAll(".session-turn").forEach(function (turn) {
+      var index = parseInt(turn.dataset.turnIndex, 10);
+      turn.classList.toggle("in-episode", index >= first && index <= last);
+    });
+  }
+  document.body.addEventListener("htmx:afterSettle", markOpened);
 
   document.addEventListener("click", function (e) {
     var add = e.target.closest && e.target.closest("[data-add-quote]");

@@ -84,6 +84,9 @@ def test_alice_records_a_missed_episode_and_rates_coverage_by_key(browser, live_
         page.locator(f"#episode-{e.pk} [data-open-episode]").click()
         page.wait_for_selector(f'.opened-episode[data-episode-id="{e.pk}"]')
     assert EpisodeSeen.objects.filter(annotator=alice).count() == 2
+    # the opened one (turns 3-4) is marked in the session
+    marked = page.eval_on_selector_all(".session-turn.in-episode", "els => els.map(e => e.id)")
+    assert marked == ["turn-3", "turn-4"]
     assert page.locator("#coverage fieldset[disabled]").count() == 0
     assert page.locator("#extracted-episodes .flag").count() == 0  # none "not yet opened"
 
