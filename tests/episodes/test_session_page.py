@@ -6,18 +6,22 @@ keeps the old row). The blindness rules are tested in tests/access/test_episode_
 
 from __future__ import annotations
 
+from io import StringIO
+
 import pytest
+from django.core.management import call_command
 from django.db import IntegrityError
 from django.urls import reverse
 
 from annotation.actions import episodes as actions
-from annotation.agreement.data import compute_study_report
 from annotation.models import (
     CoverageRating,
     Episode,
     EpisodeJudgement,
     EpisodeSeen,
     EvidenceQuote,
+    Job,
+    JobKind,
     Source,
 )
 from tests.factories import HTMX, make_user
@@ -380,7 +384,9 @@ def test_a_page_created_episode_and_rating_flow_into_the_agreement_job(client, w
         _post_episode(client, world, first_turn="1", last_turn="2", **USER_QUOTE).status_code == 302
     )
     assert _post_episode(client, world, first_turn="2", last_turn="3").status_code == 302
-    coverage = compute_study_report(world["study"], n_boot=0)["episodes"]["overall"]["coverage"]
+    call_command("agreement", "ag", "--save", "--bootstrap", "0", stdout=StringIO())
+    job = Job.objects.filter(study=world["study"], kind=JobKind.AGREEMENT).latest("pk")
+    coverage = job.result["episodes"]["overall"]["coverage"]
     assert coverage["rating"]["mean"] == 1.5  # s1: (2 + 1) / 2, the only rated session
     assert (coverage["people_episodes"], coverage["matched_by_extracted"]) == (2, 1)
     assert coverage["matched_share"] == 0.5
