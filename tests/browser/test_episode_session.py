@@ -3,7 +3,7 @@ session from her sessions, finds the coverage question closed and its key doing 
 opens the two extracted episodes, unfolds the tool parts with t, selects text in a tool
 result and quotes it with ', selects text in a user message and adds it with the button,
 records the missed episode, and rates the coverage with the 2 key. Every keyboard hint the
-page shows is listed here and pressed."""
+page shows is listed here and pressed; the page meets its Content-Security-Policy."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 from annotation.models import CoverageRating, Episode, EpisodeSeen
 from tests.browser.a11y import axe_violations
 from tests.browser.pages import htmx_ready, log_in
+from tests.browser.test_csp import WATCH
 from tests.episodes import session_world
 from tests.episodes.conftest import agents  # noqa: F401  (the fixture)
 
@@ -66,7 +67,10 @@ def world(agents, tmp_path, alice, bob):  # noqa: F811
 
 def test_alice_records_a_missed_episode_and_rates_coverage_by_key(browser, live_server, world):
     alice = world["group"].annotators.get(username="alice")
-    _context, page, errors = log_in(browser, live_server, "alice", timeout_ms=30_000)
+    context, page, errors = log_in(browser, live_server, "alice", timeout_ms=30_000)
+    violations: list[str] = []  # of the Content-Security-Policy (tests/browser/test_csp.py)
+    context.expose_binding("__cspViolation", lambda source, text: violations.append(text))
+    context.add_init_script(WATCH)
     page.goto(f"{live_server.url}/s/ag/sessions/")
     page.get_by_role("link", name="s1").click()
     page.wait_for_selector("#session")
@@ -127,4 +131,4 @@ def test_alice_records_a_missed_episode_and_rates_coverage_by_key(browser, live_
         (2, False),
         (0, True),
     ]
-    assert errors == []
+    assert errors == [] and violations == []
