@@ -11,10 +11,12 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 from django.db import IntegrityError
+from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from annotation.actions import episodes as actions
 from annotation.models import (
+    Conversation,
     CoverageRating,
     Episode,
     EpisodeJudgement,
@@ -30,6 +32,8 @@ from . import session_world
 from .session_world import session_url
 
 pytestmark = pytest.mark.django_db
+
+User = get_user_model()
 
 
 @pytest.fixture
@@ -433,3 +437,19 @@ def test_two_first_ratings_at_once_keep_one(client, world, alice, monkeypatch):
         response.content.decode()
     )
     assert not CoverageRating.objects.filter(rating=2).exists()  # nothing of it written
+
+
+def test_the_agents_demo_opens_on_the_session_page(client):
+    """`demo --study agents`: bob, who judged and rated agents-01, opens it and sees its
+    extracted episodes as judged and the episode alice recorded; nothing of the runs' own
+    labels."""
+    call_command("demo", "--study", "agents", stdout=StringIO())
+    client.force_login(User.objects.get(username="bob"))
+    sessions = client.get(reverse("episode_sessions", args=["agents-demo"])).content.decode()
+    assert sessions.count('<tr>\n    <td><a href="/s/agents-demo/sessions/') == 6
+    conversation = Conversation.objects.get(external_id="agents-01-flaky-tests")
+    page = client.get(reverse("episode_session", args=["agents-demo", conversation.pk]))
+    body = page.content.decode()
+    assert page.status_code == 200 and "Your rating: 2 (fully)." in body
+    assert "keep the flaky test and make it deterministic" in body and "by alice" in body
+    assert "not yet opened" not in body and "developer_constraint_violation" not in body
