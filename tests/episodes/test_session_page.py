@@ -9,9 +9,9 @@ from __future__ import annotations
 from io import StringIO
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import IntegrityError
-from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from annotation.actions import episodes as actions
