@@ -18,6 +18,9 @@ from .models import (
     CardState,
     CardStatus,
     Comment,
+    Conversation,
+    CoverageRating,
+    Episode,
     Group,
     Job,
     JobKind,
@@ -25,6 +28,7 @@ from .models import (
     Role,
     Study,
     Turn,
+    Unit,
 )
 
 # Why a member may not open a page (a 403 that says so: templates/403.html). Someone who is
@@ -35,6 +39,9 @@ LEADS_AND_MODERATORS_ONLY = (
 )
 LEADS_AND_EXPERTS_ONLY = (
     "Leads and experts only: the study's leads and expert members decide proposals."
+)
+EPISODES_NOT_TURNS = (
+    "Your group labels this session turn by turn, not by episodes: open its cards from your queue."
 )
 STILL_IN_ROUND_1 = (
     "This card is still in round 1: its discussion opens once every annotator of your group "
@@ -85,6 +92,28 @@ def get_card_for_annotator(user, study: Study, turn_id: int) -> tuple[Turn, Grou
     return turn, group
 
 
+def get_session_for_annotator(
+    user, study: Study, conversation_id: int, group_id: int | None = None
+) -> tuple[Conversation, Group]:
+    """A session (conversation) the user annotates episode by episode: assigned to one of
+    the user's groups (`group_id` picks it; one at most of the groups sharing a conversation:
+    Group.check_seat) whose unit is `episode`. A 404 for a session they do not annotate (its
+    existence does not leak), a 403 saying why for one their group labels turn by turn."""
+    conversation = get_object_or_404(
+        Conversation.objects.visible(), pk=conversation_id, study=study
+    )
+    groups = Group.objects.filter(assignments__conversation=conversation, annotators=user)
+    if group_id is not None:
+        groups = groups.filter(pk=group_id)
+    group = groups.order_by("name").first()
+    if group is None:
+        raise Http404("No such session")
+    if group.unit != Unit.EPISODE:
+        raise PermissionDenied(EPISODES_NOT_TURNS)
+    conversation.study = group.study = study
+    return conversation, group
+
+
 # --- round-1 blindness: the one place that decides it -------------------------------------
 #
 # Whoever annotates a card (is one of the annotators of the card's group) never sees another
@@ -108,6 +137,39 @@ def may_see_round1(user, group: Group | None, state: CardState | None) -> bool:
     elsewhere; this only adds blindness."""
     revealed = state is not None and state.status != CardStatus.OPEN
     return revealed or not annotates(user, group)
+
+
+# A session of an episode group (the session page): what an annotator sees of the episodes
+# there. The extracted episodes (a run's) are what the group judges: their text, never the
+# run's own verdict, labels or confidence (a machine's, which would anchor the judgement:
+# SESSION_EPISODE_FIELDS is all a page may read of them). The annotator's own episodes,
+# judgements and rating. Another annotator's judgements and ratings never (their round 1
+# is their own; the discussion shows them once a round is over), and the episodes the
+# group's other annotators created only once the annotator has rated the session's
+# coverage: until then "what did the extractor miss?" stays their own judgement. Episodes
+# created by someone who does not annotate in the group (another group sharing the
+# session, a lead) never reach the page.
+
+SESSION_EPISODE_FIELDS = ("pk", "first_turn", "last_turn", "goal", "run_id", "created_by_id")
+
+
+def rated_coverage(user, group: Group, conversation: Conversation) -> bool:
+    """Whether `user` has rated the session's coverage in `group` (a current rating)."""
+    return CoverageRating.objects.filter(
+        conversation=conversation, group=group, annotator_id=user.pk, is_current=True
+    ).exists()
+
+
+def session_episodes(user, group: Group, conversation: Conversation) -> QuerySet:
+    """The episodes of the session `user` may see on its page in `group` (the rule above),
+    with SESSION_EPISODE_FIELDS only."""
+    if not annotates(user, group):
+        return Episode.objects.none()
+    shown = Q(run__isnull=False) | Q(created_by_id=user.pk)
+    if rated_coverage(user, group, conversation):
+        shown |= Q(run__isnull=True, created_by__in=group.annotators.all())
+    episodes = Episode.objects.filter(shown, conversation=conversation)
+    return episodes.only(*SESSION_EPISODE_FIELDS)
 
 
 def round1_hidden_from(user, study: Study | None) -> QuerySet:

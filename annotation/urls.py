@@ -11,6 +11,7 @@ from .views import (
     coding_filter,
     diff,
     discussion,
+    episode_session,
     evolution,
     gold,
     health,
@@ -55,6 +56,33 @@ card = [
     path("diff/", diff.card_diff, name="card_diff"),
     path("skip/", skip.skip, name="card_skip"),
     path("flag/", skip.flag, name="card_flag"),
+]
+
+# /s/<slug>/sessions/...: a session of an episode group, for its annotators (issue 21)
+session_pages = [
+    path("", episode_session.sessions, name="episode_sessions"),
+    path("<int:conversation_id>/", episode_session.session, name="episode_session"),
+    path(
+        "<int:conversation_id>/text/<int:index>/<str:part>/",
+        episode_session.session_text,
+        name="episode_session_text",
+    ),
+    path(
+        "<int:conversation_id>/episodes/<int:episode_id>/",
+        episode_session.session_episode,
+        name="episode_session_episode",
+    ),
+    path(
+        "<int:conversation_id>/quote/", episode_session.session_quote, name="episode_session_quote"
+    ),
+    path(
+        "<int:conversation_id>/new/", episode_session.session_create, name="episode_session_create"
+    ),
+    path(
+        "<int:conversation_id>/coverage/",
+        episode_session.session_coverage,
+        name="episode_session_coverage",
+    ),
 ]
 
 # /s/<slug>/lead/...: setting the study up, and the study-level gold of overlap cards
@@ -146,6 +174,7 @@ study = [
     path("queue/", annotate.queue, name="queue"),
     path("cards/", annotate.my_cards, name="my_cards"),
     path("cards/<int:turn_id>/", include(card)),
+    path("sessions/", include(session_pages)),
     path("tags/", opensort_tags.tag_search, name="tag_search"),
     path("discuss/", discussion.discuss_queue, name="discuss_queue"),
     path("moderate/", discussion.moderate_queue, name="moderate_queue"),

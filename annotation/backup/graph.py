@@ -50,6 +50,7 @@ STUDY_MODELS = (
     "annotation.EvidenceQuote",
     "annotation.EpisodeJudgement",
     "annotation.CoverageRating",
+    "annotation.EpisodeSeen",
     "annotation.JudgeRun",
     "annotation.JudgeScore",
 )

@@ -27,6 +27,7 @@ from .episodes import (
     CoverageRating,
     Episode,
     EpisodeJudgement,
+    EpisodeSeen,
     EvidencePart,
     EvidenceQuote,
     ExtractionRun,
@@ -175,5 +176,6 @@ __all__ = [
     "EvidencePart",
     "EvidenceQuote",
     "EpisodeJudgement",
+    "EpisodeSeen",
     "CoverageRating",
 ]

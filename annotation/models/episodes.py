@@ -213,3 +213,25 @@ class CoverageRating(models.Model):
 
     def __str__(self) -> str:
         return f"coverage {self.rating} of {self.conversation_id} by {self.annotator_id}"
+
+
+class EpisodeSeen(models.Model):
+    """That an annotator opened an extracted episode in a group (the session page's episode,
+    or its card): the session's coverage question opens once every extracted episode of the
+    session is seen or judged (actions/episodes.py). The first opening is kept."""
+
+    episode = models.ForeignKey(Episode, on_delete=models.CASCADE, related_name="seen_by")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    group = models.ForeignKey(Group, on_delete=models.CASCADE, related_name="episodes_seen")
+    seen_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["episode", "annotator", "group"], name="uniq_episode_seen"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"episode {self.episode_id} seen by {self.annotator_id}"

@@ -279,6 +279,9 @@ def build(slug: str = "rich") -> m.Study:
     m.CoverageRating.objects.create(
         conversation=part, annotator=users["ben"], group=group, rating=1, created_at=at(25)
     )  # fmt: skip
+    m.EpisodeSeen.objects.create(
+        episode=extracted, annotator=users["ben"], group=group, seen_at=at(25)
+    )
     judged = m.JudgeRun.objects.create(
         study=study,
         group=group,
