@@ -11,6 +11,7 @@ from .views import (
     coding_filter,
     diff,
     discussion,
+    episode_card,
     evolution,
     gold,
     health,
@@ -55,6 +56,12 @@ card = [
     path("diff/", diff.card_diff, name="card_diff"),
     path("skip/", skip.skip, name="card_skip"),
     path("flag/", skip.flag, name="card_flag"),
+]
+
+# /s/<slug>/episodes/<episode_id>/...: one episode, for the annotators of its group (issue 21)
+episode = [
+    path("", episode_card.episode_card, name="episode_card"),
+    path("context/", episode_card.episode_context, name="episode_context"),
 ]
 
 # /s/<slug>/lead/...: setting the study up, and the study-level gold of overlap cards
@@ -146,6 +153,7 @@ study = [
     path("queue/", annotate.queue, name="queue"),
     path("cards/", annotate.my_cards, name="my_cards"),
     path("cards/<int:turn_id>/", include(card)),
+    path("episodes/<int:episode_id>/", include(episode)),
     path("tags/", opensort_tags.tag_search, name="tag_search"),
     path("discuss/", discussion.discuss_queue, name="discuss_queue"),
     path("moderate/", discussion.moderate_queue, name="moderate_queue"),

@@ -1,0 +1,44 @@
+"""An annotator's episodes (issue 21): the episodes of the conversations assigned to their
+groups that annotate episodes, and the next one awaiting their judgement."""
+
+from __future__ import annotations
+
+from ..models import Episode, Group, Study, Unit
+from . import rounds
+
+
+def episode_groups(user, study: Study):
+    """The groups of `study` in which `user` judges episodes."""
+    return Group.objects.filter(study=study, annotators=user, unit=Unit.EPISODE)
+
+
+def awaiting(user, study: Study) -> list[tuple[int, int]]:
+    """[(episode id, round)] of the episodes awaiting `user`'s judgement in the round open
+    now, in the session's order: round 1 first (not judged yet), then the discussion rounds
+    (disputed, their judgement of the new round not given yet). Three queries."""
+    groups = list(episode_groups(user, study).select_related("study"))
+    if not groups:
+        return []
+    rows = list(
+        Episode.objects.filter(
+            conversation__study=study, conversation__assignments__group__in=groups
+        )
+        .order_by("conversation_id", "first_turn", "last_turn", "pk")
+        .values_list("pk", "conversation__assignments__group_id")
+    )
+    judged = rounds.judged_of({e for e, _ in rows}, {g.pk for g in groups})
+    voters = rounds.voters_of({g.pk for g in groups})
+    first, later = [], []
+    for episode_id, group_id in rows:
+        mine = judged.get((episode_id, group_id), {})
+        state = rounds.replay(mine, voters[group_id], study.discussion_rounds)
+        r = state.open_round
+        if r is not None and (user.pk, r) not in mine:
+            (first if r == 1 else later).append((episode_id, r))
+    return first + later
+
+
+def next_episode(user, study: Study) -> int | None:
+    """The id of the episode `user` judges next (awaiting), None when none is left."""
+    found = awaiting(user, study)
+    return found[0][0] if found else None
