@@ -45,12 +45,6 @@ STILL_IN_ROUND_1 = (
 )
 
 
-STILL_IN_ROUND_1_EPISODE = (
-    "This episode is still in round 1: the others' judgements show once every annotator of "
-    "your group has judged it, so that your judgement stays your own."
-)
-
-
 def get_study_for_user(user, slug: str) -> tuple[Study, str]:
     """The study and the user's role in it; 404 for non-members, so a study's existence
     does not leak."""

@@ -71,8 +71,9 @@ def read(data, types: list) -> Posted:
 
 def submit(episode: Episode, group: Group, annotator, asked_round: int, posted: Posted):
     """Save `posted` as `annotator`'s judgement of `episode` in `group` for `asked_round`
-    (the round the page showed): RoundClosed, nothing written, when that is not the round
-    open to them now (another annotator closed it meanwhile, or the episode is decided).
+    (the round the page showed) under the rounds' rule (episodes/rounds.decide, the
+    import's): RoundClosed, nothing written, when that round is not open to them now
+    (another annotator closed it meanwhile, or the episode is decided).
     Returns (what happened: rounds.SAME or rounds.WRITE, the episode's state after it).
     Submits on one episode are serialised by a lock on its row."""
     study = group.study
@@ -80,21 +81,19 @@ def submit(episode: Episode, group: Group, annotator, asked_round: int, posted: 
         Episode.objects.select_for_update().filter(pk=episode.pk).first()
         judged = rounds.judged_of([episode.pk], [group.pk])[(episode.pk, group.pk)]
         voters = rounds.voters_of([group.pk])[group.pk]
-        state = rounds.replay(judged, voters, study.discussion_rounds)
-        if state.open_round != asked_round:
-            now = (
-                f"in round {state.round} ({state.status})"
-                if state.open_round
-                else f"{state.status}"
+        key = rounds.agreement_key(posted.valid, posted.reason, posted.labels)
+        try:
+            # the import's rule, to the letter (the same judgement again is no change)
+            action, _ = rounds.decide(
+                judged, voters, study.discussion_rounds, annotator.pk, asked_round, key
             )
+        except RoundClosed:
+            state = rounds.replay(judged, voters, study.discussion_rounds)
+            now = f"in round {state.round} ({state.status})" if state.open_round else state.status
             raise RoundClosed(
                 f"This episode is now {now}, not in round {asked_round}: the page shows "
                 "where it stands."
-            )
-        key = rounds.agreement_key(posted.valid, posted.reason, posted.labels)
-        action, _ = rounds.decide(
-            judged, voters, study.discussion_rounds, annotator.pk, asked_round, key
-        )
+            ) from None
         if action == rounds.WRITE:
             EpisodeJudgement.objects.filter(
                 episode=episode, annotator=annotator, round=asked_round, is_current=True
