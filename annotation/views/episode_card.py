@@ -117,35 +117,12 @@ def _render(request, seat, *, error: str = "", posted=None, http: int = 200) -> 
     # the form shows what was posted (refused), else my judgement of the open round, else
     # (a discussion round) my judgement of the round before, to keep or revise
     current = mine.get(open_round) or (mine.get(open_round - 1) if open_round else None)
-    if posted is not None:
-        verdict = posted.get("valid", "")
-        reason = posted.get("invalid_reason", "")
-        ticked = set(posted.getlist("types"))
-    elif current is not None:
-        verdict = "1" if current.valid else "0"
-        reason = current.invalid_reason
-        ticked = {f"{a}:{c}" for a, codes in current.labels.items() for c in codes}
-    else:
-        verdict, reason, ticked = "", "", set()
-    quotes = list(episode.evidence.select_related("turn").order_by("order", "pk"))
-    turns = Turn.objects.filter(
-        conversation=episode.conversation,
-        index__gte=episode.first_turn,
-        index__lte=episode.last_turn,
-    ).order_by("index")
-    views = [turn_view(t, [q for q in quotes if q.turn_id == t.pk]) for t in turns]
-    outside = sorted({q.turn.index for q in quotes} - {t.index for t in turns})
+    verdict, reason, ticked = _form_values(posted, current)
     types = with_keys(study.taxonomy_version.type_list())
     for t in types:
         t.value = f"{t.axis.code}:{t.code}"
         t.ticked = t.value in ticked
     _in_words(shown, types)
-    rounds_shown = sorted({j.round for j in shown})
-    by_round = [(r, [j for j in shown if j.round == r]) for r in rounds_shown]
-    consensus = None
-    if state.status == CardStatus.AGREED and state.rounds:
-        last = [j for j in shown if j.round == state.rounds[-1]]
-        consensus = last[0] if last else None
     ctx = {
         "study": study,
         "episode": episode,
@@ -154,15 +131,10 @@ def _render(request, seat, *, error: str = "", posted=None, http: int = 200) -> 
         "seat": seat,
         "state": state,
         "open_round": open_round,
-        "locked": open_round is None,
         "mine_now": mine.get(open_round) if open_round else None,
-        "by_round": by_round if state.revealed or not seat.is_annotator else [],
-        "consensus": consensus,
-        "method": state.method,
         "error": error,
         "verdict": verdict,
         "reason": reason,
-        "ticked": ticked,
         "types": types,
         "reasons": [
             {"code": code, "text": text, "key": str(i), "sub": "." in code}
@@ -170,15 +142,60 @@ def _render(request, seat, *, error: str = "", posted=None, http: int = 200) -> 
         ],
         "valid_key": VALID_KEY,
         "invalid_key": INVALID_KEY,
-        "turn_views": views,
-        "quotes": [(q, quote_place(q, q.turn.index)) for q in quotes],
-        "quotes_outside": outside,
-        "has_rest": episode.first_turn > 1 or episode.last_turn < episode.conversation.n_turns,
         "mine_created": episode.created_by_id == request.user.pk,
         "session_url": _session_url(study.slug, episode.conversation_id),
         "group_query": f"?group={group.pk}" if not seat.is_annotator else "",
+        **_judgements(shown, state, seat),
+        **_turns(episode),
     }
     return render(request, "annotation/episode_card.html", ctx, status=http)
+
+
+def _form_values(posted, current) -> tuple[str, str, set[str]]:
+    """The form's verdict ("1", "0" or ""), reason and ticked types ("axis:code"): as
+    posted (a refused submit), else as `current` (a stored judgement), else none."""
+    if posted is not None:
+        return (
+            posted.get("valid", ""),
+            posted.get("invalid_reason", ""),
+            set(posted.getlist("types")),
+        )
+    if current is not None:
+        ticked = {f"{a}:{c}" for a, codes in current.labels.items() for c in codes}
+        return ("1" if current.valid else "0"), current.invalid_reason, ticked
+    return "", "", set()
+
+
+def _judgements(shown: list, state, seat) -> dict:
+    """The judgements table by round (none for an annotator in round 1: theirs is in the
+    form) and the consensus, once reached (the judgement all gave in its last round)."""
+    by_round = [(r, [j for j in shown if j.round == r]) for r in sorted({j.round for j in shown})]
+    consensus = None
+    if state.status == CardStatus.AGREED and state.rounds:
+        last = [j for j in shown if j.round == state.rounds[-1]]
+        consensus = last[0] if last else None
+    return {
+        "by_round": by_round if state.revealed or not seat.is_annotator else [],
+        "consensus": consensus,
+        "method": state.method,
+    }
+
+
+def _turns(episode) -> dict:
+    """The episode's turns with its quotes marked, the quotes listed with their place."""
+    quotes = list(episode.evidence.select_related("turn").order_by("order", "pk"))
+    turns = Turn.objects.filter(
+        conversation=episode.conversation,
+        index__gte=episode.first_turn,
+        index__lte=episode.last_turn,
+    ).order_by("index")
+    views = [turn_view(t, [q for q in quotes if q.turn_id == t.pk]) for t in turns]
+    return {
+        "turn_views": views,
+        "quotes": [(q, quote_place(q, q.turn.index)) for q in quotes],
+        "quotes_outside": sorted({q.turn.index for q in quotes} - {t.index for t in turns}),
+        "has_rest": episode.first_turn > 1 or episode.last_turn < episode.conversation.n_turns,
+    }
 
 
 @login_required
