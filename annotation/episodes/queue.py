@@ -12,13 +12,12 @@ def episode_groups(user, study: Study):
     return Group.objects.filter(study=study, annotators=user, unit=Unit.EPISODE)
 
 
-def awaiting(user, study: Study) -> list[tuple[int, int]]:
-    """[(episode id, round)] of the episodes awaiting `user`'s judgement in the round open
-    now, in the session's order: round 1 first (not judged yet), then the discussion rounds
-    (disputed, their judgement of the new round not given yet). Three queries."""
-    groups = list(episode_groups(user, study).select_related("study"))
+def _walk(user, study: Study):
+    """(episode id, the round awaiting `user` or None, judged by them in round 1) for each
+    episode of their episode groups, in the session's order. Three queries."""
+    groups = list(episode_groups(user, study))
     if not groups:
-        return []
+        return
     rows = list(
         Episode.objects.filter(
             conversation__study=study, conversation__assignments__group__in=groups
@@ -28,14 +27,36 @@ def awaiting(user, study: Study) -> list[tuple[int, int]]:
     )
     judged = rounds.judged_of({e for e, _ in rows}, {g.pk for g in groups})
     voters = rounds.voters_of({g.pk for g in groups})
-    first, later = [], []
     for episode_id, group_id in rows:
         mine = judged.get((episode_id, group_id), {})
         state = rounds.replay(mine, voters[group_id], study.discussion_rounds)
         r = state.open_round
-        if r is not None and (user.pk, r) not in mine:
+        waits = r if r is not None and (user.pk, r) not in mine else None
+        yield episode_id, waits, (user.pk, 1) in mine
+
+
+def awaiting(user, study: Study) -> list[tuple[int, int]]:
+    """[(episode id, round)] of the episodes awaiting `user`'s judgement in the round open
+    now, in the session's order: round 1 first (not judged yet), then the discussion rounds
+    (disputed, their judgement of the new round not given yet)."""
+    first, later = [], []
+    for episode_id, r, _ in _walk(user, study):
+        if r is not None:
             (first if r == 1 else later).append((episode_id, r))
     return first + later
+
+
+def progress(user, study: Study) -> dict | None:
+    """`user`'s episodes for the study page: {"total", "judged" (in round 1), "awaiting"
+    (round 1), "discussion" (a discussion round awaiting them)}; None outside episode
+    groups."""
+    out = {"total": 0, "judged": 0, "awaiting": 0, "discussion": 0}
+    for _, r, judged in _walk(user, study):
+        out["total"] += 1
+        out["judged"] += judged
+        if r is not None:
+            out["awaiting" if r == 1 else "discussion"] += 1
+    return out if out["total"] or episode_groups(user, study).exists() else None
 
 
 def next_episode(user, study: Study) -> int | None:

@@ -17,6 +17,7 @@ from annotation.models import Proposal
 from .. import evidence
 from ..access import get_card_for_annotator, get_study_for_user, is_expert
 from ..episodes.queue import next_episode
+from ..episodes.queue import progress as episode_progress
 from ..evolution import pending_labels
 from ..forms import AnnotationForm, MyCardsFilter
 from ..messages import context_window, text_view
@@ -54,6 +55,9 @@ def study(request: HttpRequest, slug: str) -> HttpResponse:
     done, total = progress["done"], progress["total"]
     groups = request.user.annotation_groups.filter(study=study)
     ctx = {"study": study, "role": role, "is_lead": role == Role.LEAD, "done": done}
+    ctx["episodes"] = episode_progress(request.user, study)
+    if ctx["episodes"] is not None and not groups.filter(unit=Unit.TURN).exists():
+        total = 0  # an episode group's sessions are no cards of theirs
     ctx.update(total=total, groups=groups)
     ctx["to_discuss"] = (
         CardState.objects.filter(group__in=groups, status=CardStatus.DISPUTED)

@@ -204,3 +204,14 @@ def test_the_queue_leads_to_the_next_episode_awaiting_me(world):
     # bob disagrees on e1: it comes back to alice for round 2
     post("bob", e1, valid="1")
     assert client.get(reverse("queue", args=["ag"])).url == url(e1)
+
+
+def test_the_study_page_counts_my_episodes_not_cards(world):
+    home = reverse("study", args=["ag"])
+    page = client_of("alice").get(home).content.decode()
+    assert "0 of 2 episodes judged" in page and "Start judging" in page
+    assert "Your cards" not in page and "No cards are assigned" not in page
+    post("alice", world["e1"], valid="1")
+    post("bob", world["e1"], valid="0", invalid_reason="other")
+    page = client_of("alice").get(home).content.decode()
+    assert "1 of 2 episodes judged · 1 in a discussion round waiting for you" in page
