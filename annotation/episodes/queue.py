@@ -25,10 +25,13 @@ def _walk(user, study: Study):
         .order_by("conversation_id", "first_turn", "last_turn", "pk")
         .values_list("pk", "conversation__assignments__group_id")
     )
-    judged = rounds.judged_of({e for e, _ in rows}, {g.pk for g in groups})
+    judged = rounds.judged_of(None, {g.pk for g in groups})
     voters = rounds.voters_of({g.pk for g in groups})
     for episode_id, group_id in rows:
         mine = judged.get((episode_id, group_id), {})
+        if not mine:  # nobody has judged it: round 1, open
+            yield episode_id, 1, False
+            continue
         state = rounds.replay(mine, voters[group_id], study.discussion_rounds)
         r = state.open_round
         waits = r if r is not None and (user.pk, r) not in mine else None

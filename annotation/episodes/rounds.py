@@ -128,11 +128,14 @@ def voters_of(group_ids) -> dict[int, set[int]]:
     return out
 
 
-def judged_of(episode_ids, group_ids=None) -> dict[tuple[int, int], Judged]:
-    """{(episode id, group id): Judged} of the current judgements of `episode_ids` (in
-    `group_ids` only, when given): one query."""
+def judged_of(episode_ids=None, group_ids=None) -> dict[tuple[int, int], Judged]:
+    """{(episode id, group id): Judged} of the current judgements of `episode_ids` (every
+    episode when None) in `group_ids` (every group when None): one query. A queue asks by
+    group alone: a long list of episode ids costs SQLite more than the rows."""
     out: dict[tuple[int, int], Judged] = defaultdict(dict)
-    rows = EpisodeJudgement.objects.filter(episode_id__in=list(episode_ids), is_current=True)
+    rows = EpisodeJudgement.objects.filter(is_current=True)
+    if episode_ids is not None:
+        rows = rows.filter(episode_id__in=list(episode_ids))
     if group_ids is not None:
         rows = rows.filter(group_id__in=list(group_ids))
     for pk, e, g, a, r, valid, reason, labels in rows.values_list(
