@@ -13,6 +13,7 @@ import pytest
 
 from annotation.importers.episodes import import_episodes
 from annotation.models import Conversation, Episode, EpisodeJudgement, Turn, Unit
+from tests.browser.a11y import axe_violations
 from tests.browser.pages import log_in
 from tests.episodes.conftest import PARTS, episode, write_jsonl
 from tests.factories import make_group, make_study
@@ -92,6 +93,8 @@ def test_two_annotators_judge_episodes_by_keyboard_through_discussion_to_consens
     page.keyboard.press("t")
     assert page.eval_on_selector_all(parts, "ps => ps.every(p => !p.open)")
 
+    assert axe_violations(page) == []  # the turns, the marks, the verdict question
+
     # the questions in order: only the verdict until it is given
     assert not page.locator('[data-question="reason"]').is_visible()
     assert not page.locator('[data-question="axes"]').is_visible()
@@ -118,6 +121,7 @@ def test_two_annotators_judge_episodes_by_keyboard_through_discussion_to_consens
     assert set(ticked) == {symptom, causes[0], causes[1]}
     limit = page.locator("[data-axis-limit]")
     assert limit.is_visible() and "Cause: at most 2 types" in limit.inner_text()
+    assert axe_violations(page) == []  # the axes, the limit's message
     page.keyboard.press("Enter")
     page.wait_for_selector(".messages")
     assert "saved: valid" in page.inner_text(".messages")
@@ -150,6 +154,7 @@ def test_two_annotators_judge_episodes_by_keyboard_through_discussion_to_consens
     page.keyboard.press("Enter")
     page.wait_for_selector("[data-consensus]")
     assert "Consensus (discussion): invalid" in page.inner_text("[data-consensus]")
+    assert axe_violations(page) == []  # the judgements by round, the consensus
     assert errors == [] and errors_b == []
     context.close()
     context_b.close()
