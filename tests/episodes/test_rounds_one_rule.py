@@ -84,6 +84,7 @@ def _by_import(episode, steps, tmp_path) -> list[bool]:
     return [i + 1 not in refused for i in range(len(steps))]
 
 
+@pytest.mark.slow  # walks the round rules' state machine, 30 examples of database writes
 @pytest.mark.django_db
 @settings(max_examples=30, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(STEP, min_size=1, max_size=8))
