@@ -101,8 +101,13 @@ def test_two_annotators_judge_episodes_by_keyboard_through_discussion_to_consens
     page.keyboard.press("n")
     assert page.locator('[data-question="reason"]').is_visible()
     assert not page.locator('[data-question="axes"]').is_visible()
-    page.keyboard.press("1")
-    assert page.is_checked('input[name="invalid_reason"][value="observational_blind_spot"]')
+    reasons = page.eval_on_selector_all(
+        'input[name="invalid_reason"]', "els => els.map(e => e.value)"
+    )
+    for key in "4321":  # each reason's key picks it
+        page.keyboard.press(key)
+        assert page.is_checked(f'input[name="invalid_reason"][value="{reasons[int(key) - 1]}"]')
+    assert reasons[0] == "observational_blind_spot"
     page.keyboard.press("Enter")
     ready(page, second)  # on to the next episode
     assert "saved: invalid" in page.inner_text(".messages")
