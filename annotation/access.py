@@ -21,6 +21,7 @@ from .models import (
     Conversation,
     CoverageRating,
     Episode,
+    EpisodeJudgement,
     Group,
     Job,
     JobKind,
@@ -558,3 +559,73 @@ def without_keys(data, keys: set[str]):
     if isinstance(data, list):
         return [without_keys(v, keys) for v in data]
     return data
+
+
+# -- episodes (issue 21): the episode card's reader, and the blindness of its judgements ------
+#
+# The cards' rule, said of an episode: whoever annotates it (an annotator of its group) never
+# sees another annotator's judgement of it while it is in round 1 (`revealed` False: the
+# server's replay of its judgements, episodes/rounds.py), whatever other role they hold; the
+# group's moderator and the study's leads who do not annotate it may. A machine judge's
+# judgement and an extraction run's own verdict and labels (Episode.run_valid, run_labels)
+# reach neither annotators nor moderators.
+
+
+@dataclass
+class EpisodeSeat:
+    """An episode as one user may open it: in which group, and as what."""
+
+    episode: Episode
+    group: Group
+    is_annotator: bool  # judges it in `group` (the form)
+    is_moderator: bool  # the group's moderator, or a lead, not annotating it (read only)
+
+
+def get_episode_for_member(
+    user, study: Study, role: str, episode_id: int, group_id: int | None = None
+) -> EpisodeSeat:
+    """An episode of `study` in a group that annotates episodes: for one of that group's
+    annotators (their own group, whatever `group_id` asks), or for its moderator or a lead
+    (`group_id` picks one of the groups sharing the episode's conversation); the 404 of an
+    episode that does not exist for anyone else."""
+    episode = get_object_or_404(
+        Episode.objects.select_related("conversation", "run"),
+        pk=episode_id,
+        conversation__study=study,
+    )
+    groups = list(
+        Group.objects.filter(
+            assignments__conversation_id=episode.conversation_id, unit=Unit.EPISODE
+        ).order_by("name")
+    )
+    own = next((g for g in groups if annotates(user, g)), None)
+    if own is not None:
+        group, is_annotator = own, True
+    else:
+        mine = [g for g in groups if role == Role.LEAD or g.moderator_id == user.pk]
+        group = next((g for g in mine if g.pk == group_id), None) if group_id else None
+        group = group or (mine[0] if mine else None)
+        is_annotator = False
+    if group is None:
+        raise Http404("No such episode")
+    episode.conversation.study = group.study = study
+    return EpisodeSeat(episode, group, is_annotator, not is_annotator)
+
+
+def may_see_episode_judgements(user, group: Group, revealed: bool) -> bool:
+    """May `user` see the other annotators' judgements of an episode in `group`, whose
+    round 1 is over when `revealed`? Access to the episode is checked elsewhere."""
+    return revealed or not annotates(user, group)
+
+
+def episode_judgements(user, episode: Episode, group: Group, revealed: bool):
+    """The current judgements of `episode` in `group` that `user` may read, oldest round
+    first: their own always; the group's other annotators' only when
+    may_see_episode_judgements; never a machine judge's, nor anyone's who is not an
+    annotator of the group (another group's, a removed seat's)."""
+    voters = set(group.annotators.values_list("pk", flat=True))
+    shown = voters if may_see_episode_judgements(user, group, revealed) else {user.pk}
+    rows = EpisodeJudgement.objects.filter(
+        episode=episode, group=group, is_current=True, annotator_id__in=shown & voters
+    )
+    return rows.select_related("annotator").order_by("round", "annotator__username")

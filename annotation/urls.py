@@ -12,6 +12,7 @@ from .views import (
     diff,
     discussion,
     episode_session,
+    episode_card,
     evolution,
     gold,
     health,
@@ -83,6 +84,10 @@ session_pages = [
         episode_session.session_coverage,
         name="episode_session_coverage",
     ),
+# /s/<slug>/episodes/<episode_id>/...: one episode, for the annotators of its group (issue 21)
+episode = [
+    path("", episode_card.episode_card, name="episode_card"),
+    path("context/", episode_card.episode_context, name="episode_context"),
 ]
 
 # /s/<slug>/lead/...: setting the study up, and the study-level gold of overlap cards
@@ -175,6 +180,7 @@ study = [
     path("cards/", annotate.my_cards, name="my_cards"),
     path("cards/<int:turn_id>/", include(card)),
     path("sessions/", include(session_pages)),
+    path("episodes/<int:episode_id>/", include(episode)),
     path("tags/", opensort_tags.tag_search, name="tag_search"),
     path("discuss/", discussion.discuss_queue, name="discuss_queue"),
     path("moderate/", discussion.moderate_queue, name="moderate_queue"),

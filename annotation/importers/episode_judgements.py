@@ -23,7 +23,6 @@ transaction over two passes (seat everyone, then write)."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,10 +31,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from .. import conversation_keys
+from ..episodes import rounds
 from ..episodes.labels import axes_of, check_labels
 from ..episodes.reasons import check_reason
 from ..models import (
-    CardStatus,
     Conversation,
     CoverageRating,
     Episode,
@@ -43,7 +42,6 @@ from ..models import (
     Group,
     Kind,
     RoundClosed,
-    RoundRules,
     Source,
     Study,
     Unit,
@@ -61,21 +59,6 @@ def record_kind(record: dict) -> str | None:
     if any(key in record for key in EPISODE_KEYS):
         return "episode"
     return None
-
-
-def agreement_key(valid: bool, reason: str, labels: dict) -> frozenset:
-    """What two judgements must share to agree: the verdict, the reason, every label."""
-    if not valid:
-        return frozenset({"invalid", f"reason:{reason}"})
-    return frozenset({"valid"} | {f"{a}:{c}" for a, codes in labels.items() for c in codes})
-
-
-@dataclass
-class _State(RoundRules):
-    """An episode's round in one group, replayed from its judgements."""
-
-    status: str = CardStatus.OPEN
-    round: int = 1
 
 
 @dataclass
@@ -291,40 +274,30 @@ class EpisodeRecords:
         self.report.imported += 1
 
     def write_judgements(self, pending: list[_Pending], version, now) -> None:
+        """Each judgement under the rounds' one rule (episodes/rounds.decide), in the file's
+        order, as the episode card's submit applies it."""
         if not pending:
             return
-        episode_ids = {p.episode_id for p in pending}
-        # {(episode, group): {(annotator, round): (row id, key)}}, the current judgements
-        current: dict[tuple, dict] = defaultdict(dict)
-        rows = EpisodeJudgement.objects.filter(episode_id__in=episode_ids, is_current=True)
-        for pk, e, g, a, r, valid, reason, labels in rows.values_list(
-            "pk", "episode_id", "group_id", "annotator_id", "round", "valid",
-            "invalid_reason", "labels",
-        ):  # fmt: skip
-            current[(e, g)][(a, r)] = (pk, agreement_key(valid, reason, labels))
-        voters = self.voters({p.group_id for p in pending})
+        current = rounds.judged_of({p.episode_id for p in pending})
+        voters = rounds.voters_of({p.group_id for p in pending})
         discussion_rounds = self.study.discussion_rounds
         retired: list[int] = []
         new: list[EpisodeJudgement] = []
         for p in pending:
-            judged = current[(p.episode_id, p.group_id)]
-            state = self.replay(judged, voters[p.group_id], discussion_rounds)
-            key = agreement_key(p.valid, p.reason, p.labels)
-            had = judged.get((p.annotator_id, p.round))
-            if had is not None and had[1] == key:
-                self.report.imported += 1  # the same judgement again
+            key = rounds.agreement_key(p.valid, p.reason, p.labels)
+            try:
+                action, replaced = rounds.decide(
+                    current[(p.episode_id, p.group_id)], voters[p.group_id], discussion_rounds,
+                    p.annotator_id, p.round, key,
+                )  # fmt: skip
+            except RoundClosed as e:
+                self.report.rejected.append(f"{self.path}:{p.line}: round: {e}")
                 continue
-            if p.annotator_id in voters[p.group_id]:
-                try:
-                    state.check_open_for(p.round)
-                except RoundClosed as e:
-                    message = str(e).replace("card", "episode").replace("labelled", "judged")
-                    message = message.replace("round-1 labels", "round-1 judgements")
-                    self.report.rejected.append(f"{self.path}:{p.line}: round: {message}")
-                    continue
-            if had is not None and had[0] is not None:
-                retired.append(had[0])
-            judged[(p.annotator_id, p.round)] = (None, key)
+            self.report.imported += 1
+            if action == rounds.SAME:
+                continue  # the same judgement again
+            if replaced is not None:
+                retired.append(replaced)
             new.append(
                 EpisodeJudgement(
                     episode_id=p.episode_id, annotator_id=p.annotator_id, group_id=p.group_id,
@@ -332,7 +305,6 @@ class EpisodeRecords:
                     taxonomy_version=version, source=Source.IMPORT, created_at=now,
                 )
             )  # fmt: skip
-            self.report.imported += 1
         # the rows a revision replaces, and rows of this file revised later in it
         EpisodeJudgement.objects.filter(pk__in=retired).update(is_current=False)
         latest = {}
@@ -341,28 +313,6 @@ class EpisodeRecords:
         for j in new:
             j.is_current = latest[(j.episode_id, j.annotator_id, j.round)] is j
         EpisodeJudgement.objects.bulk_create(new)
-
-    @staticmethod
-    def replay(judged: dict, voters: set[int], discussion_rounds: int) -> _State:
-        """The episode's state in its group from its current judgements: the cards' round
-        rule (RoundRules.step) applied round after round."""
-        state = _State()
-        while True:
-            sets = [key for (a, r), (_, key) in judged.items() if r == state.round and a in voters]
-            before = state.round
-            moved, _ = state.step(len(voters), sets, discussion_rounds)
-            if not moved or state.round == before:
-                return state
-
-    @staticmethod
-    def voters(group_ids: set[int]) -> dict[int, set[int]]:
-        through = Group.annotators.through
-        out: dict[int, set[int]] = {g: set() for g in group_ids}
-        for g, u in through.objects.filter(group_id__in=group_ids).values_list(
-            "group_id", "user_id"
-        ):
-            out[g].add(u)
-        return out
 
 
 def import_episode_records(

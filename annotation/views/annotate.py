@@ -16,6 +16,8 @@ from annotation.models import Proposal
 
 from .. import evidence
 from ..access import get_card_for_annotator, get_study_for_user, is_expert
+from ..episodes.queue import next_episode
+from ..episodes.queue import progress as episode_progress
 from ..evolution import pending_labels
 from ..forms import AnnotationForm, MyCardsFilter
 from ..messages import context_window, text_view
@@ -29,6 +31,7 @@ from ..models import (
     SkipKind,
     Study,
     Turn,
+    Unit,
 )
 from ..opensort.access import labels_locked
 from ..position import position
@@ -52,6 +55,9 @@ def study(request: HttpRequest, slug: str) -> HttpResponse:
     done, total = progress["done"], progress["total"]
     groups = request.user.annotation_groups.filter(study=study)
     ctx = {"study": study, "role": role, "is_lead": role == Role.LEAD, "done": done}
+    ctx["episodes"] = episode_progress(request.user, study)
+    if ctx["episodes"] is not None and not groups.filter(unit=Unit.TURN).exists():
+        total = 0  # an episode group's sessions are no cards of theirs
     ctx.update(total=total, groups=groups)
     ctx["to_discuss"] = (
         CardState.objects.filter(group__in=groups, status=CardStatus.DISPUTED)
@@ -91,10 +97,19 @@ def _group_progress(study: Study) -> list[dict]:
 @login_required
 @require_GET
 def queue(request: HttpRequest, slug: str) -> HttpResponse:
-    """Resume: a card brought back to me with a suggested type, else my first card without
-    a round-1 label (those I skipped or flagged last), or the done page."""
+    """Resume: in a group that judges episodes, the next episode awaiting my judgement;
+    else a card brought back to me with a suggested type, else my first card without a
+    round-1 label (those I skipped or flagged last), or the done page."""
     study, _ = get_study_for_user(request.user, slug)
     cards = Turn.objects.for_annotator(study, request.user)
+    groups = request.user.annotation_groups.filter(study=study)
+    if groups.filter(unit=Unit.EPISODE).exists():
+        # a group whose unit is the episode: its members' next episode (issue 21); its
+        # conversations' turns are no cards of theirs
+        episode_id = next_episode(request.user, study)
+        if episode_id is not None:
+            return redirect("episode_card", slug=study.slug, episode_id=episode_id)
+        cards = cards.filter(conversation__assignments__group__in=groups.filter(unit=Unit.TURN))
     # first the cards an expert's decision on my proposal brought back, still in round 1
     # (the card's state in my group: groups sharing a card each have their own)
     closed = CardState.objects.filter(

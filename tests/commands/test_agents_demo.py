@@ -78,3 +78,31 @@ def test_a_second_run_changes_nothing_and_reset_rebuilds(report):
     n = Episode.objects.count()
     run_demo("--reset")
     assert Episode.objects.count() == n
+
+
+def test_the_demos_annotators_open_its_episodes_on_the_episode_card(report):
+    """Every episode of the demo opens on the card for each annotator of its group, the
+    queue leads to one awaiting them or to the done page, and no run's own verdict shows."""
+    from annotation.access import annotates
+    from annotation.episodes.reasons import INVALID_REASONS
+    from annotation.models import Group, Unit
+
+    study = Study.objects.get(slug="agents-demo")
+    groups = list(Group.objects.filter(study=study, unit=Unit.EPISODE))
+    assert groups
+    for group in groups:
+        for user in group.annotators.all():
+            client = Client()
+            client.force_login(user)
+            queue = client.get(reverse("queue", args=[study.slug]))
+            assert queue.status_code in (200, 302)
+            episodes = Episode.objects.filter(conversation__assignments__group=group)
+            for episode in episodes:
+                assert annotates(user, group)
+                page = client.get(reverse("episode_card", args=[study.slug, episode.pk]))
+                assert page.status_code == 200, (user.username, episode.pk)
+                form = page.content.decode().split('<form class="episode-questions"')
+                shown = form[0] + (form[1].split("</form>", 1)[1] if len(form) > 1 else "")
+                people = set(episode.judgements.values_list("invalid_reason", flat=True))
+                if episode.run_invalid_reason and episode.run_invalid_reason not in people:
+                    assert INVALID_REASONS[episode.run_invalid_reason] not in shown

@@ -1,0 +1,68 @@
+"""An annotator's episodes (issue 21): the episodes of the conversations assigned to their
+groups that annotate episodes, and the next one awaiting their judgement."""
+
+from __future__ import annotations
+
+from ..models import Episode, Group, Study, Unit
+from . import rounds
+
+
+def episode_groups(user, study: Study):
+    """The groups of `study` in which `user` judges episodes."""
+    return Group.objects.filter(study=study, annotators=user, unit=Unit.EPISODE)
+
+
+def _walk(user, study: Study):
+    """(episode id, the round awaiting `user` or None, judged by them in round 1) for each
+    episode of their episode groups, in the session's order. Three queries."""
+    groups = list(episode_groups(user, study))
+    if not groups:
+        return
+    rows = list(
+        Episode.objects.filter(
+            conversation__study=study, conversation__assignments__group__in=groups
+        )
+        .order_by("conversation_id", "first_turn", "last_turn", "pk")
+        .values_list("pk", "conversation__assignments__group_id")
+    )
+    judged = rounds.judged_of(None, {g.pk for g in groups})
+    voters = rounds.voters_of({g.pk for g in groups})
+    for episode_id, group_id in rows:
+        mine = judged.get((episode_id, group_id), {})
+        if not mine:  # nobody has judged it: round 1, open
+            yield episode_id, 1, False
+            continue
+        state = rounds.replay(mine, voters[group_id], study.discussion_rounds)
+        r = state.open_round
+        waits = r if r is not None and (user.pk, r) not in mine else None
+        yield episode_id, waits, (user.pk, 1) in mine
+
+
+def awaiting(user, study: Study) -> list[tuple[int, int]]:
+    """[(episode id, round)] of the episodes awaiting `user`'s judgement in the round open
+    now, in the session's order: round 1 first (not judged yet), then the discussion rounds
+    (disputed, their judgement of the new round not given yet)."""
+    first, later = [], []
+    for episode_id, r, _ in _walk(user, study):
+        if r is not None:
+            (first if r == 1 else later).append((episode_id, r))
+    return first + later
+
+
+def progress(user, study: Study) -> dict | None:
+    """`user`'s episodes for the study page: {"total", "judged" (in round 1), "awaiting"
+    (round 1), "discussion" (a discussion round awaiting them)}; None outside episode
+    groups."""
+    out = {"total": 0, "judged": 0, "awaiting": 0, "discussion": 0}
+    for _, r, judged in _walk(user, study):
+        out["total"] += 1
+        out["judged"] += judged
+        if r is not None:
+            out["awaiting" if r == 1 else "discussion"] += 1
+    return out if out["total"] or episode_groups(user, study).exists() else None
+
+
+def next_episode(user, study: Study) -> int | None:
+    """The id of the episode `user` judges next (awaiting), None when none is left."""
+    found = awaiting(user, study)
+    return found[0][0] if found else None

@@ -1,0 +1,153 @@
+"""An episode's rounds in one group, the one rule the import (`import_annotations`) and the
+episode card's submit both obey: the cards' round rule (models.RoundRules) replayed over the
+episode's current judgements, as no state row is kept for an episode.
+
+- Round 1 is each annotator's own, blind judgement; they may revise it while round 1 is open.
+- Round 1 closes once every annotator of the group has judged the episode: the same verdict,
+  reason and labels from all (`agreement_key`) is the consensus (unanimous; `single` for a
+  group of one); any difference makes the episode disputed and opens round 2, a discussion
+  round, in which each annotator sees the others' judgements and judges again (keeping or
+  revising theirs).
+- A later round closes the same way; after the study's discussion rounds a disagreement is
+  escalated (to the group's moderator).
+- Only the group's annotators (voters) move the rounds; a judgement the same as the one stored
+  changes nothing; a changed judgement in an open round replaces the stored one (a revision)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from ..models import CardStatus, EpisodeJudgement, Group, RoundClosed, RoundRules
+
+__all__ = [
+    "EpisodeRound",
+    "Judged",
+    "RoundClosed",
+    "SAME",
+    "WRITE",
+    "agreement_key",
+    "decide",
+    "judged_of",
+    "replay",
+    "state_of",
+    "voters_of",
+]
+
+SAME = "same"  # the judgement stored already: nothing to write
+WRITE = "write"  # a new judgement (or a revision of the stored one) to write
+
+
+def agreement_key(valid: bool, reason: str, labels: dict) -> frozenset:
+    """What two judgements must share to agree: the verdict, the reason, every label."""
+    if not valid:
+        return frozenset({"invalid", f"reason:{reason}"})
+    return frozenset({"valid"} | {f"{a}:{c}" for a, codes in labels.items() for c in codes})
+
+
+# {(annotator id, round): (row id or None, agreement key)}: an episode's current judgements
+# in one group
+Judged = dict
+
+
+@dataclass
+class EpisodeRound(RoundRules):
+    """An episode's round in one group, replayed from its judgements (`replay`)."""
+
+    status: str = CardStatus.OPEN
+    round: int = 1
+    method: str | None = None  # how the consensus came, once agreed
+    rounds: list[int] = field(default_factory=list)  # the rounds that closed, in order
+
+    @property
+    def revealed(self) -> bool:
+        """Round 1 is over: the group's judgements are no longer blind to each other."""
+        return self.status != CardStatus.OPEN
+
+    @property
+    def open_round(self) -> int | None:
+        """The round its annotators judge now, None once agreed or escalated."""
+        if self.status in (CardStatus.OPEN, CardStatus.DISPUTED):
+            return self.round
+        return None
+
+
+def replay(judged: Judged, voters: set[int], discussion_rounds: int) -> EpisodeRound:
+    """The episode's state in its group from its current judgements: the cards' round rule
+    (RoundRules.step) applied round after round."""
+    state = EpisodeRound()
+    while True:
+        keys = [key for (a, r), (_, key) in judged.items() if r == state.round and a in voters]
+        before = state.round
+        moved, method = state.step(len(voters), keys, discussion_rounds)
+        if moved:
+            state.rounds.append(before)
+            state.method = method
+        if not moved or state.round == before:
+            return state
+
+
+def decide(
+    judged: Judged,
+    voters: set[int],
+    discussion_rounds: int,
+    annotator_id: int,
+    round: int,
+    key: frozenset,
+) -> tuple[str, int | None]:
+    """What a judgement `key` by `annotator_id` for `round` does: (SAME, None) when it is the
+    one stored; (WRITE, id of the row it replaces or None); RoundClosed (in an episode's
+    words) when the round is not open for it. Someone who is not a voter (a judge, an
+    imported reference) is not held to the rounds. `judged` is updated as if written."""
+    had = judged.get((annotator_id, round))
+    if had is not None and had[1] == key:
+        return SAME, None
+    if annotator_id in voters:
+        state = replay(judged, voters, discussion_rounds)
+        try:
+            state.check_open_for(round)
+        except RoundClosed as e:
+            raise RoundClosed(episode_words(str(e))) from None
+    judged[(annotator_id, round)] = (None, key)
+    return WRITE, (had[0] if had is not None else None)
+
+
+def episode_words(message: str) -> str:
+    """A card's round message said of an episode."""
+    message = message.replace("round-1 labels", "round-1 judgements")
+    return message.replace("card", "episode").replace("labelled", "judged")
+
+
+def voters_of(group_ids) -> dict[int, set[int]]:
+    """{group id: its annotators' ids}: who votes in each group's rounds."""
+    through = Group.annotators.through
+    out: dict[int, set[int]] = {g: set() for g in group_ids}
+    rows = through.objects.filter(group_id__in=list(out)).values_list("group_id", "user_id")
+    for g, u in rows:
+        out[g].add(u)
+    return out
+
+
+def judged_of(episode_ids=None, group_ids=None) -> dict[tuple[int, int], Judged]:
+    """{(episode id, group id): Judged} of the current judgements of `episode_ids` (every
+    episode when None) in `group_ids` (every group when None): one query. A queue asks by
+    group alone: a long list of episode ids costs SQLite more than the rows."""
+    out: dict[tuple[int, int], Judged] = defaultdict(dict)
+    rows = EpisodeJudgement.objects.filter(is_current=True)
+    if episode_ids is not None:
+        rows = rows.filter(episode_id__in=list(episode_ids))
+    if group_ids is not None:
+        rows = rows.filter(group_id__in=list(group_ids))
+    for pk, e, g, a, r, valid, reason, labels in rows.values_list(
+        "pk", "episode_id", "group_id", "annotator_id", "round", "valid",
+        "invalid_reason", "labels",
+    ):  # fmt: skip
+        out[(e, g)][(a, r)] = (pk, agreement_key(valid, reason, labels))
+    return out
+
+
+def state_of(episode_id: int, group: Group) -> EpisodeRound:
+    """The episode's round in `group` as the server decides it (two queries)."""
+    judged = judged_of([episode_id], [group.pk])[(episode_id, group.pk)]
+    voters = voters_of([group.pk])[group.pk]
+    return replay(judged, voters, group.study.discussion_rounds)
