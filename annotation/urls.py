@@ -84,6 +84,8 @@ session_pages = [
         episode_session.session_coverage,
         name="episode_session_coverage",
     ),
+]
+
 # /s/<slug>/episodes/<episode_id>/...: one episode, for the annotators of its group (issue 21)
 episode = [
     path("", episode_card.episode_card, name="episode_card"),

@@ -23,6 +23,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from ..access import episode_judgements, get_episode_for_member, get_study_for_user
 from ..actions.episode_judgements import JudgementError, read, submit
+from ..actions.episodes import mark_seen
 from ..episodes import rounds
 from ..episodes.marks import quote_place, turn_view
 from ..episodes.queue import awaiting
@@ -54,6 +55,8 @@ def episode_card(request: HttpRequest, slug: str, episode_id: int) -> HttpRespon
     study, role = get_study_for_user(request.user, slug)
     seat = get_episode_for_member(request.user, study, role, episode_id, _group_id(request))
     if request.method == "GET":
+        if seat.is_annotator:  # opening the card counts as seen (the coverage question)
+            mark_seen(request.user, seat.group, seat.episode)
         return _render(request, seat)
     if not seat.is_annotator:
         raise PermissionDenied(NOT_ANNOTATOR)

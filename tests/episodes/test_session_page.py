@@ -345,6 +345,30 @@ def test_coverage_is_refused_until_every_extracted_episode_is_opened_or_judged(
     assert "Your rating: 1 (partly)." in page
 
 
+def test_opening_the_episode_card_counts_as_seen(client, world, alice):
+    from django.urls import reverse
+
+    client.force_login(alice)
+    for e in world["extracted"]:
+        card = reverse("episode_card", args=[world["study"].slug, e.pk])
+        assert client.get(card, {"group": world["group"].pk}).status_code == 200
+    assert "<fieldset disabled>" not in _page(client, world)
+    assert _rate(client, world, "2").status_code == 302
+    assert CoverageRating.objects.get(annotator=alice).rating == 2
+
+
+def test_a_moderator_reading_the_card_records_nothing(client, world):
+    from django.urls import reverse
+
+    from annotation.models import EpisodeSeen
+
+    client.force_login(world["moe"])
+    e1 = world["extracted"][0]
+    card = reverse("episode_card", args=[world["study"].slug, e1.pk])
+    assert client.get(card, {"group": world["group"].pk}).status_code == 200
+    assert not EpisodeSeen.objects.exists()
+
+
 def test_a_new_rating_keeps_the_old_row(client, world, alice):
     client.force_login(alice)
     _open_all(client, world)
