@@ -69,6 +69,8 @@ class AxisOutputSerializer(serializers.Serializer):
     name = serializers.CharField()
     multi_select = serializers.BooleanField()
     max_labels = serializers.IntegerField(allow_null=True)
+    # the axis is labelled only when another axis holds one of these codes ({} none)
+    when = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))
     categories = CategoryOutputSerializer(many=True)
 
 
