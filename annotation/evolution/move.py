@@ -405,7 +405,13 @@ def _chunks(current, last: int):
 
 
 # an evidence quote's place (annotation/evidence.py): carried with its quote
-SPAN_FIELDS = ("evidence_turn_id", "evidence_part", "evidence_start", "evidence_end")
+SPAN_FIELDS = (
+    "evidence_turn_id",
+    "evidence_part",
+    "evidence_part_index",
+    "evidence_start",
+    "evidence_end",
+)
 
 
 def _carry_annotations(study: Study, move: TaxonomyMove, carrier: Carrier, types) -> None:

@@ -149,6 +149,8 @@
         before.setEnd(range.startContainer, range.startOffset);
         values.turn = message.dataset.turnId;
         values.part = message.dataset.part;
+        // a tool call, tool result or thinking: its position in the turn's reply parts
+        if (message.dataset.partIndex !== undefined) values.part_index = message.dataset.partIndex;
         // a piece of a reply told apart by its tool calls starts at data-offset of the text
         values.hint = String(parseInt(message.dataset.offset || "0", 10) + before.toString().length);
       }

@@ -17,7 +17,9 @@ from django.utils import timezone
 
 from annotation import exports
 from annotation.agreement.data import compute_study_report
+from annotation.evidence import EvidenceSpan
 from annotation.models import Annotation, Conversation, Job, JobKind, JobStatus, Kind, Role, Study
+from annotation.reply_parts import reply_part_text
 from tests.browser.a11y import axe_violations
 from tests.browser.pages import checked_codes, key_of, log_in, open_card
 from tests.factories import label, make_group, make_user
@@ -280,5 +282,37 @@ def test_the_reply_reads_in_the_logs_order_and_its_later_text_can_be_quoted(
     figure = page.wait_for_selector("#evidence-box figure.evidence-quote")
     start = first.reply_text.index("rounded twice")
     assert f"characters {start}–{start + len('rounded twice')}" in figure.inner_text()
+    assert errors == []
+    context.close()
+
+
+def test_text_selected_inside_a_tool_result_is_quoted_with_its_part(
+    browser, live_server, episode, alice
+):
+    """Issue 21 point 7: evidence can be quoted from a tool result. Alice unfolds turn 1's
+    Bash result, selects text in it and presses '; the server finds it in that part's stored
+    text, the box names the part, and the submitted label keeps (turn, part, part index,
+    span), checked again by the server."""
+    first, _ = Conversation.objects.get(study=episode).turns.order_by("index")
+    context, page, errors = log_in(browser, live_server, "alice")
+    open_card(page, live_server.url, first)
+    page.click('#card details.part[data-kind="tool_result"] > summary')
+    result = page.locator(f'#card .text[data-turn-id="{first.pk}"][data-part="tool_result"]')
+    index = int(result.get_attribute("data-part-index"))
+    assert page.evaluate(SELECT_ANY_JS, [first.pk, "tool_result", "1 failed"]) == "1 failed"
+    page.keyboard.press("'")
+    figure = page.wait_for_selector("#evidence-box figure.evidence-quote")
+    assert f"Evidence quoted from turn 1, tool result (part {index})" in figure.inner_text()
+    assert page.locator("#evidence-box blockquote").inner_text() == "1 failed"
+    page.keyboard.press(key_of(page, "operational_execution_error"))
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "id => document.querySelector('#card')?.dataset.turnId !== String(id)", arg=first.pk
+    )
+    stored = Annotation.objects.get(turn=first, annotator=alice)
+    text = reply_part_text(first.reply_parts[index])
+    start = text.index("1 failed")
+    assert stored.span == EvidenceSpan(first.pk, "tool_result", start, start + 8, index)
+    assert stored.evidence == "1 failed"
     assert errors == []
     context.close()
