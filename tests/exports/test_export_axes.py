@@ -132,9 +132,9 @@ def test_the_raw_file_splits_each_annotation_by_axis_with_its_evidence_span(tmp_
     ]
     quoted = next(r for r in rows if r["evidence"])
     assert (quoted["turn"], quoted["annotator"]) == (3, "alice")
-    assert [quoted[c] for c in exports.columns.EVIDENCE_SPAN_COLUMNS] == [1, "user", 0, 10]
+    assert [quoted[c] for c in exports.columns.EVIDENCE_SPAN_COLUMNS] == [1, "user", None, 0, 10]
     assert quoted["damage_severity_label"] == "DS1"
-    assert [rows[0][c] for c in exports.columns.EVIDENCE_SPAN_COLUMNS] == [None] * 4
+    assert [rows[0][c] for c in exports.columns.EVIDENCE_SPAN_COLUMNS] == [None] * 5
 
 
 def test_a_one_axis_taxonomy_keeps_its_columns(tmp_path, study, alice, bob):
