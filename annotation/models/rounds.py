@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from taxonomy.models import TaxonomyVersion, Type
 
+from ..evidence import PARTS as EVIDENCE_PARTS
 from ..evidence import EvidenceSpan
 from ..limits import TextLimit
 from .corpus import Conversation, Turn
@@ -95,8 +96,10 @@ class Annotation(models.Model):
         Turn, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     evidence_part = models.CharField(
-        max_length=5, null=True, blank=True, choices=[("user", "user"), ("reply", "reply")]
+        max_length=11, null=True, blank=True, choices=[(p, p) for p in EVIDENCE_PARTS]
     )
+    # a reply part's position in the turn's reply_parts (thinking, tool call or result)
+    evidence_part_index = models.PositiveSmallIntegerField(null=True, blank=True)
     evidence_start = models.PositiveIntegerField(null=True, blank=True)
     evidence_end = models.PositiveIntegerField(null=True, blank=True)
     confidence = models.PositiveSmallIntegerField(null=True, blank=True)
@@ -203,7 +206,11 @@ class Annotation(models.Model):
         if self.evidence_turn_id is None:
             return None
         return EvidenceSpan(
-            self.evidence_turn_id, self.evidence_part, self.evidence_start, self.evidence_end
+            self.evidence_turn_id,
+            self.evidence_part,
+            self.evidence_start,
+            self.evidence_end,
+            self.evidence_part_index,
         )
 
     @property
