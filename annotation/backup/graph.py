@@ -52,6 +52,8 @@ STUDY_MODELS = (
     "annotation.CoverageRating",
     "annotation.JudgeRun",
     "annotation.JudgeScore",
+    "annotation.QueueProgress",
+    "annotation.QueueCard",
 )
 
 # The taxonomy's models, parents first; they are matched by natural key on load.

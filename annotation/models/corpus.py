@@ -64,6 +64,10 @@ class ConversationQuerySet(models.QuerySet):
         Assignment.objects.bulk_create(
             [Assignment(conversation_id=pk, group=group) for pk in ids], ignore_conflicts=True
         )
+        if ids:  # the group's annotators hold these cards now, in conversation order
+            from .queue import rebuild_groups
+
+            rebuild_groups([group.pk])
         return len(ids)
 
     def assigned_to(self, group: Group):
@@ -228,6 +232,20 @@ class TurnQuerySet(models.QuerySet):
         c, i = turn.conversation_id, turn.index
         return self.filter(Q(conversation_id__gt=c) | Q(conversation_id=c, index__gt=i))
 
+    def bulk_create(self, objs, *args, **kwargs):
+        """As QuerySet.bulk_create; turns written to a conversation already assigned are
+        cards of its groups' annotators from now on (models/queue.py keeps their places)."""
+        made = super().bulk_create(objs, *args, **kwargs)
+        _turns_written({t.conversation_id for t in made})
+        return made
+
+
+def _turns_written(conversation_ids: set[int]) -> None:
+    from .queue import rebuild_conversations
+
+    if conversation_ids:
+        rebuild_conversations(conversation_ids)
+
 
 class Turn(models.Model):
     """One user message plus the reply that follows (FORMATS.md section 0). The UI's card."""
@@ -252,6 +270,12 @@ class Turn(models.Model):
 
     def __str__(self) -> str:
         return f"{self.conversation.key}#{self.index}"
+
+    def save(self, *args, **kwargs):
+        adding = self._state.adding
+        super().save(*args, **kwargs)
+        if adding:
+            _turns_written({self.conversation_id})
 
 
 class Sample(models.Model):

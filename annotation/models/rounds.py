@@ -16,6 +16,7 @@ from ..evidence import EvidenceSpan
 from ..limits import TextLimit
 from .corpus import Conversation, Turn
 from .evolution import carried_and_retired
+from .queue import mark_done, mark_put_off
 from .study import Group, Study
 
 if TYPE_CHECKING:
@@ -184,6 +185,8 @@ class Annotation(models.Model):
                         **(span.fields() if span else {}),
                     )
                     annotation.types.add(*types)  # a new row: set() would read its types first
+                    if round == 1:  # the card is done in its annotator's queue
+                        mark_done(annotation.annotator_id, [turn.pk])
                 return annotation
             except IntegrityError:
                 if attempt == 2:
@@ -534,11 +537,13 @@ class CardSkip(models.Model):
     @classmethod
     def put_off(cls, turn: Turn, annotator, kind: str, reason: str = "") -> CardSkip:
         """Record a skip or flag now, in place of the annotator's earlier one on the card."""
-        row, _ = cls.objects.update_or_create(
-            turn=turn,
-            annotator=annotator,
-            defaults={"kind": kind, "reason": reason, "created_at": timezone.now()},
-        )
+        with transaction.atomic():
+            row, _ = cls.objects.update_or_create(
+                turn=turn,
+                annotator=annotator,
+                defaults={"kind": kind, "reason": reason, "created_at": timezone.now()},
+            )
+            mark_put_off(row.annotator_id, row.turn_id, row.created_at)
         return row
 
 

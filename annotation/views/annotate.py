@@ -30,6 +30,7 @@ from ..models import (
     Study,
     Turn,
 )
+from ..models.queue import next_card, progress
 from ..opensort.access import labels_locked
 from ..position import position
 from .shared import feedback
@@ -105,9 +106,9 @@ def queue(request: HttpRequest, slug: str) -> HttpResponse:
     )
     turn_id = suggested.order_by("decided_at").values_list("turn_id", flat=True).first()
     if turn_id is None:
-        turn_id = cards.next_for(request.user)
+        turn_id = next_card(study, request.user)
     if turn_id is None:
-        ctx = {"study": study, "empty": not cards.exists()}
+        ctx = {"study": study, "empty": not progress(study, request.user)[1]}
         ctx["to_discuss"] = to_discuss_count(request.user, study)
         return render(request, "annotation/queue_done.html", ctx)
     return redirect("card", slug=study.slug, turn_id=turn_id)

@@ -20,8 +20,9 @@ pytestmark = pytest.mark.django_db
 
 # the card: 14 with the member's last seen taxonomy version (annotation/hotkeys.key_changes)
 # and the open sort's board lock on round-1 labels (opensort/access.labels_locked), the
-# submit 28 (the lock checked on the submit and on the next card)
-CARD, CONTEXT, LABEL = 14, 7, 28
+# submit 30 (the lock checked on the submit and on the next card; the card marked done in the
+# annotator's kept queue and progress, models/queue.mark_done: 2)
+CARD, CONTEXT, LABEL = 14, 7, 30
 CONTROL = ("BEGIN", "SAVEPOINT", "RELEASE", "COMMIT", "ROLLBACK")
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
