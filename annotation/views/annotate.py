@@ -37,7 +37,8 @@ from .shared import feedback
 from .shared.card import after_submit, card_status, render_card
 from .shared.home import home_page
 from .shared.jobs_panel import jobs_panel_context
-from .shared.nav import filter_my_cards, to_discuss_count
+from .shared.nav import my_cards as my_cards_of
+from .shared.nav import to_discuss_count
 from .shared.tags import save as save_tags
 
 
@@ -130,7 +131,7 @@ def my_cards(request: HttpRequest, slug: str) -> HttpResponse:
     query = request.GET.copy()
     query.pop("page", None)
     ctx["query"] = query.urlencode()
-    ctx["page"] = _paginate(request, filter_my_cards(cards, filters), 50)
+    ctx["page"] = _paginate(request, my_cards_of(study, request.user, filters, cards), 50)
     return render(request, "annotation/my_cards.html", ctx)
 
 
