@@ -46,7 +46,7 @@ from ..models import (
     RoundRules,
     Study,
 )
-from ..models.queue import mark_done
+from ..models.queue import mark_done, sync_states
 
 # numbers the batch's decisions, so consensus rows are created in the order cards agreed
 _decisions = itertools.count()
@@ -168,6 +168,8 @@ def _play(study: Study, items: list[LabelItem], judge: bool, last: bool) -> list
     _write_cards(cards, now)
     _write_labels(study, new_labels, flipped, now)
     _write_consensus(study, cards, now)
+    if not judge:  # the cards' states in their annotators' queues (models/queue.py)
+        sync_states({(i.turn_id, i.group_id) for i in items})
     return errors
 
 

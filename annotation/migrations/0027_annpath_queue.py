@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 
 # Backfill (issue 25): every annotator's cards in every study, with their places, done and put
-# off, then the counts: the rows annotation/models/queue.py keeps from now on, from the labels,
+# off, its state and whether its annotator answered the round under way, then the counts: the rows annotation/models/queue.py keeps from now on, from the labels,
 # tag sets, skips and assignments as they stand. Two statements, whatever the size.
 def backfill(apps, schema_editor):
     connection = schema_editor.connection
@@ -27,9 +27,11 @@ def backfill(apps, schema_editor):
         "annotation": table("Annotation"),
         "tag_set": table("TagSet"),
         "card_skip": table("CardSkip"),
+        "card_state": table("CardState"),
     }
     cards = """
-INSERT INTO {queue_card} (annotator_id, study_id, group_id, turn_id, ordinal, done, put_off_at)
+INSERT INTO {queue_card}
+    (annotator_id, study_id, group_id, turn_id, ordinal, done, put_off_at, status, answered)
 SELECT ga.user_id, g.study_id, g.id, t.id,
     ROW_NUMBER() OVER (PARTITION BY ga.user_id, g.study_id ORDER BY t.conversation_id, t."index"),
     CASE WHEN EXISTS (SELECT 1 FROM {annotation} an WHERE an.turn_id = t.id
@@ -38,7 +40,18 @@ SELECT ga.user_id, g.study_id, g.id, t.id,
             AND ts.annotator_id = ga.user_id)
         THEN %s ELSE %s END,
     (SELECT cs.created_at FROM {card_skip} cs WHERE cs.turn_id = t.id
-        AND cs.annotator_id = ga.user_id)
+        AND cs.annotator_id = ga.user_id),
+    COALESCE((SELECT st.status FROM {card_state} st
+        WHERE st.turn_id = t.id AND st.group_id = g.id), 'open'),
+    CASE WHEN EXISTS (SELECT 1 FROM {card_state} st JOIN {annotation} an
+            ON an.turn_id = st.turn_id AND an.round = st.round
+        WHERE st.turn_id = t.id AND st.group_id = g.id
+            AND an.annotator_id = ga.user_id AND an.is_current = %s)
+        OR (NOT EXISTS (SELECT 1 FROM {card_state} st
+                WHERE st.turn_id = t.id AND st.group_id = g.id)
+            AND EXISTS (SELECT 1 FROM {annotation} an WHERE an.turn_id = t.id
+                AND an.annotator_id = ga.user_id AND an.round = 1 AND an.is_current = %s))
+        THEN %s ELSE %s END
 FROM {group_annotators} ga
 JOIN {group} g ON g.id = ga.group_id
 JOIN {assignment} a ON a.group_id = g.id
@@ -54,7 +67,7 @@ SELECT s.annotator_id, s.study_id,
 FROM (SELECT DISTINCT ga.user_id AS annotator_id, g.study_id AS study_id
     FROM {group_annotators} ga JOIN {group} g ON g.id = ga.group_id) s""".format(**t)
     with connection.cursor() as cursor:
-        cursor.execute(cards, [True, True, False])
+        cursor.execute(cards, [True, True, False, True, True, True, False])
         cursor.execute(progress, [True])
 
 
@@ -77,6 +90,8 @@ class Migration(migrations.Migration):
                 ("ordinal", models.PositiveIntegerField()),
                 ("done", models.BooleanField(default=False)),
                 ("put_off_at", models.DateTimeField(blank=True, null=True)),
+                ("status", models.CharField(default="open", max_length=10)),
+                ("answered", models.BooleanField(default=False)),
                 (
                     "annotator",
                     models.ForeignKey(
@@ -124,6 +139,11 @@ class Migration(migrations.Migration):
                         condition=models.Q(("done", False), ("put_off_at__isnull", False)),
                         fields=["annotator", "study", "put_off_at", "turn"],
                         name="queue_card_put_off",
+                    ),
+                    models.Index(
+                        condition=models.Q(("status", "disputed")),
+                        fields=["annotator", "study", "answered", "ordinal"],
+                        name="queue_card_disputed",
                     ),
                 ],
                 "constraints": [

@@ -50,6 +50,11 @@ class QueueCard(models.Model):
     ordinal = models.PositiveIntegerField()
     done = models.BooleanField(default=False)
     put_off_at = models.DateTimeField(null=True, blank=True)
+    # the card's state in the group (CardState.status; no state row: open) and whether the
+    # annotator has a current label in the round under way (CardStateQuerySet.with_labelled_by):
+    # their "to discuss" queue is the disputed rows, not answered (their turn) or answered
+    status = models.CharField(max_length=10, default="open")
+    answered = models.BooleanField(default=False)
 
     class Meta:
         constraints = [
@@ -71,10 +76,32 @@ class QueueCard(models.Model):
                 condition=Q(done=False, put_off_at__isnull=False),
                 name="queue_card_put_off",
             ),
+            # the discussion queue: my disputed cards, my turn or waiting, in my cards' order
+            models.Index(
+                fields=["annotator", "study", "answered", "ordinal"],
+                condition=Q(status="disputed"),
+                name="queue_card_disputed",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.annotator_id} #{self.ordinal}: {self.turn_id}"
+
+
+# a queue card's state columns from CardState and the annotator's labels, for the row's
+# {row_turn}, {row_group} and {row_annotator} (SQL expressions)
+_STATUS = """COALESCE((SELECT st.status FROM {card_state} st
+        WHERE st.turn_id = {row_turn} AND st.group_id = {row_group}), 'open')"""
+_ANSWERED = """CASE WHEN EXISTS (SELECT 1 FROM {card_state} st JOIN {annotation} an
+            ON an.turn_id = st.turn_id AND an.round = st.round
+        WHERE st.turn_id = {row_turn} AND st.group_id = {row_group}
+            AND an.annotator_id = {row_annotator} AND an.is_current = %(true)s)
+        OR (NOT EXISTS (SELECT 1 FROM {card_state} st
+                WHERE st.turn_id = {row_turn} AND st.group_id = {row_group})
+            AND EXISTS (SELECT 1 FROM {annotation} an WHERE an.turn_id = {row_turn}
+                AND an.annotator_id = {row_annotator} AND an.round = 1
+                AND an.is_current = %(true)s))
+        THEN %(true)s ELSE %(false)s END"""
 
 
 class QueueProgress(models.Model):
@@ -103,9 +130,10 @@ class QueueProgress(models.Model):
 def _tables() -> dict[str, str]:
     from .corpus import Conversation
     from .opensort import TagSet
-    from .rounds import Annotation, Assignment, CardSkip
+    from .rounds import Annotation, Assignment, CardSkip, CardState
 
     names = {
+        "card_state": CardState,
         "queue_card": QueueCard,
         "group": Group,
         "assignment": Assignment,
@@ -130,7 +158,8 @@ SELECT ga.user_id, g.study_id, g.id, t.id,
             AND ts.annotator_id = ga.user_id)
         THEN %(true)s ELSE %(false)s END,
     (SELECT cs.created_at FROM {card_skip} cs WHERE cs.turn_id = t.id
-        AND cs.annotator_id = ga.user_id)
+        AND cs.annotator_id = ga.user_id),
+    {status}, {answered}
 FROM {group_annotators} ga
 JOIN {group} g ON g.id = ga.group_id
 JOIN {assignment} a ON a.group_id = g.id
@@ -138,7 +167,16 @@ JOIN {conversation} c ON c.id = a.conversation_id AND c.study_id = g.study_id
 JOIN {turn} t ON t.conversation_id = c.id
 WHERE g.study_id = %(study)s {users}"""
 
-_COLUMNS = "annotator_id, study_id, group_id, turn_id, ordinal, done, put_off_at"
+_COLUMNS = "annotator_id, study_id, group_id, turn_id, ordinal, done, put_off_at, status, answered"
+
+
+def _select(users: str, tables: dict[str, str]) -> str:
+    """_SELECT for the annotators `users` (an SQL condition), with the state columns of the
+    rows it selects."""
+    row = {"row_turn": "t.id", "row_group": "g.id", "row_annotator": "ga.user_id"}
+    status = _STATUS.format(**row, **tables)
+    answered = _ANSWERED.format(**row, **tables)
+    return _SELECT.format(users=users, status=status, answered=answered, **tables)
 
 
 def _users_sql(column: str, users: list[int] | None) -> tuple[str, dict]:
@@ -159,7 +197,7 @@ def recount(study_id: int, users: Iterable[int] | None = None) -> list[tuple]:
     sql, params = _users_sql("ga.user_id", users)
     params.update(study=study_id, true=True, false=False)
     with connection.cursor() as cursor:
-        cursor.execute(_SELECT.format(users=sql, **_tables()), params)
+        cursor.execute(_select(sql, _tables()), params)
         return cursor.fetchall()
 
 
@@ -185,8 +223,7 @@ def rebuild(study_id: int, users: Iterable[int] | None = None) -> None:
     params.update(study=study_id, true=True, false=False)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"INSERT INTO {tables['queue_card']} ({_COLUMNS})"
-            + _SELECT.format(users=sql, **tables),
+            f"INSERT INTO {tables['queue_card']} ({_COLUMNS})" + _select(sql, tables),
             params,
         )
     counts = {u: [0, 0] for u in users}
@@ -263,6 +300,36 @@ def mark_put_off(annotator_id: int, turn_id: int, when) -> None:
     QueueCard.objects.filter(annotator_id=annotator_id, turn_id=turn_id).update(put_off_at=when)
 
 
+def sync_states(cards: Iterable[tuple[int, int]]) -> None:
+    """These cards' (turn id, group id) state moved, or one of their annotators labelled a
+    round: their rows' `status` and `answered` again, for every annotator of the group. One
+    UPDATE per group (per 500 cards)."""
+    by_group: dict[int, set[int]] = {}
+    for turn_id, group_id in cards:
+        by_group.setdefault(group_id, set()).add(turn_id)
+    if not by_group:
+        return
+    tables = _tables()
+    row = {
+        "row_turn": f"{tables['queue_card']}.turn_id",
+        "row_group": f"{tables['queue_card']}.group_id",
+        "row_annotator": f"{tables['queue_card']}.annotator_id",
+    }
+    sql = (
+        f"UPDATE {tables['queue_card']} SET status = {_STATUS}, answered = {_ANSWERED} "
+        f"WHERE {tables['queue_card']}.group_id = %(group)s AND {tables['queue_card']}.turn_id IN "
+    ).format(**row, **tables)
+    with connection.cursor() as cursor:
+        for group_id, turn_ids in by_group.items():
+            ids = sorted(turn_ids)
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                names = {f"t{i}": pk for i, pk in enumerate(chunk)}
+                placeholders = ", ".join(f"%({n})s" for n in names)
+                params = {"group": group_id, "true": True, "false": False, **names}
+                cursor.execute(sql + f"({placeholders})", params)
+
+
 # --- the annotator's reads --------------------------------------------------------------------
 
 
@@ -274,6 +341,15 @@ def progress(study, user) -> tuple[int, int]:
         .first()
     )
     return row or (0, 0)
+
+
+def disputed(study, user, answered: bool):
+    """`user`'s disputed cards in `study`, their turn (`answered` False: the round under way
+    waits for their labels) or waiting for the others, in their cards' order: the partial
+    index queue_card_disputed, by state."""
+    return QueueCard.objects.filter(
+        annotator_id=user.pk, study_id=study.pk, status="disputed", answered=answered
+    ).order_by("ordinal")
 
 
 def next_card(study, user, turn=None) -> int | None:

@@ -16,7 +16,7 @@ from ..evidence import EvidenceSpan
 from ..limits import TextLimit
 from .corpus import Conversation, Turn
 from .evolution import carried_and_retired
-from .queue import mark_done, mark_put_off
+from .queue import mark_done, mark_put_off, sync_states
 from .study import Group, Study
 
 if TYPE_CHECKING:
@@ -227,6 +227,8 @@ class Annotation(models.Model):
             state.check_open_for(round)
             annotation = cls.record(turn=turn, annotator=annotator, round=round, **fields)
             state.advance()
+            # the card's state and round in its annotators' queues (models/queue.py)
+            sync_states([(turn.pk, group.pk)])
             # their own answer to a type an expert's decision suggested to them here
             Proposal.objects.answer(annotator, turn)
         return annotation
@@ -473,6 +475,7 @@ class CardState(RoundRules, models.Model):
                 raise AlreadyDecided(current) from None
             state.status = CardStatus.AGREED
             state.save(update_fields=["status", "updated_at"])
+            sync_states([(turn.pk, group.pk)])
         return consensus
 
     def reopen(self) -> None:
@@ -486,6 +489,7 @@ class CardState(RoundRules, models.Model):
         if self.status != CardStatus.OPEN:
             self.status, self.round = CardStatus.DISPUTED, self.round + 1
             self.save(update_fields=["status", "round", "updated_at"])
+            sync_states([(self.turn_id, self.group_id)])
 
 
 class Comment(models.Model):

@@ -55,12 +55,7 @@ def study(request: HttpRequest, slug: str) -> HttpResponse:
     groups = request.user.annotation_groups.filter(study=study)
     ctx = {"study": study, "role": role, "is_lead": role == Role.LEAD, "done": done}
     ctx.update(total=total, groups=groups)
-    ctx["to_discuss"] = (
-        CardState.objects.filter(group__in=groups, status=CardStatus.DISPUTED)
-        .with_labelled_by(request.user)
-        .filter(labelled=False)
-        .count()
-    )
+    ctx["to_discuss"] = to_discuss_count(request.user, study)
     ctx["moderates"] = role == Role.LEAD or study.groups.filter(moderator=request.user).exists()
     ctx["is_expert"] = is_expert(study, request.user, role)
     ctx["split_waiting"] = pending_labels(request.user, study).count()

@@ -44,7 +44,7 @@ PINNED = {
     "my cards far": 7,
     "my cards to do": 7,
     "my cards labelled": 7,
-    "discuss": 7,
+    "discuss": 8,  # two counts on the kept queue by state, each page's rows and states
 }
 
 

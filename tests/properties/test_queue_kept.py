@@ -3,7 +3,8 @@ off, and the counts) says what the rows say after any sequence of writes: Hypoth
 random sequences of label submits, revisions, skips, imported labels, assignments, seat
 moves, turns written to an assigned conversation, decisions and a taxonomy move, and after
 each sequence compares every annotator's kept rows and counts with a recount through the ORM
-(TurnQuerySet.for_annotator, annotated_by, put_off_by: what the queue and My cards read
+(TurnQuerySet.for_annotator, annotated_by, put_off_by, with_status_for and
+CardStateQuerySet.with_labelled_by: what the queue, My cards and the discussion queue read
 before the rows were kept)."""
 
 from __future__ import annotations
@@ -65,18 +66,25 @@ def recount(study, user) -> tuple[list, tuple[int, int]]:
         Turn.objects.for_annotator(study, user)
         .annotated_by(user)
         .put_off_by(user)
-        .values_list("pk", "done", "put_off_at")
+        .with_status_for(user)
+        .values_list("pk", "done", "put_off_at", "status")
     )
-    rows = [(i, pk, bool(done), at) for i, (pk, done, at) in enumerate(cards, start=1)]
+    # whether the round under way has the user's label (CardStateQuerySet.with_labelled_by)
+    states = {
+        s.turn_id: s.labelled
+        for s in CardState.objects.filter(group__annotators=user).with_labelled_by(user)
+    }
+    rows = [
+        (i, pk, bool(done), at, status, states.get(pk, bool(done)))
+        for i, (pk, done, at, status) in enumerate(cards, start=1)
+    ]
     return rows, (len(rows), sum(1 for r in rows if r[2]))
 
 
 def kept(study, user) -> tuple[list, tuple[int, int]]:
     rows = QueueCard.objects.filter(annotator=user, study=study).order_by("ordinal")
-    rows = [
-        (o, t, d, at)
-        for o, t, d, at in rows.values_list("ordinal", "turn_id", "done", "put_off_at")
-    ]
+    columns = ("ordinal", "turn_id", "done", "put_off_at", "status", "answered")
+    rows = [tuple(r) for r in rows.values_list(*columns)]
     counts = QueueProgress.objects.filter(annotator=user, study=study).values_list("cards", "done")
     return rows, counts.first() or (0, 0)
 

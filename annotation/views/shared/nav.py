@@ -161,14 +161,38 @@ def my_cards(study: Study, user, form: MyCardsFilter, cards: QuerySet):
 
 
 def to_discuss_count(user, study: Study) -> int:
-    """My disputed cards whose round under way waits for my labels."""
-    groups = user.annotation_groups.filter(study=study)
-    return (
-        CardState.objects.filter(group__in=groups, status=CardStatus.DISPUTED)
-        .with_labelled_by(user)
-        .filter(labelled=False)
-        .count()
-    )
+    """My disputed cards whose round under way waits for my labels: a count on the kept
+    queue's index by state (models/queue.disputed), never a walk of the study's states."""
+    return queue.disputed(study, user, answered=False).count()
+
+
+class DisputedCards:
+    """My disputed cards (my turn, or `answered`: waiting for the others) as a sequence a
+    Paginator pages: the kept queue's rows by state for the count and the page's cards, then
+    their states (round, since when) with their turns: three queries a page."""
+
+    def __init__(self, study: Study, user, answered: bool):
+        self.rows = queue.disputed(study, user, answered)
+
+    def count(self) -> int:
+        return self.rows.count()
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __getitem__(self, window: slice) -> list[CardState]:
+        keys = list(self.rows.values_list("turn_id", "group_id")[window])
+        if not keys:
+            return []
+        states = (
+            CardState.objects.filter(
+                turn_id__in=[t for t, _ in keys], group_id__in={g for _, g in keys}
+            )
+            .select_related("turn__conversation", "group")
+            .defer("turn__reply_text", "turn__reply_parts", "turn__metadata")
+        )
+        by_key = {(s.turn_id, s.group_id): s for s in states}
+        return [by_key[k] for k in keys if k in by_key]
 
 
 # --- the moderator's next escalated card --------------------------------------------------------
