@@ -72,124 +72,90 @@ FROM (SELECT DISTINCT ga.user_id AS annotator_id, g.study_id AS study_id
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("annotation", "0026_judgescore_episode"),
+        ('annotation', '0026_judgescore_episode'),
+        ('taxonomy', '0006_preset_examples'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="QueueCard",
+            name='QueueCard',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("ordinal", models.PositiveIntegerField()),
-                ("done", models.BooleanField(default=False)),
-                ("put_off_at", models.DateTimeField(blank=True, null=True)),
-                ("status", models.CharField(default="open", max_length=10)),
-                ("answered", models.BooleanField(default=False)),
-                (
-                    "annotator",
-                    models.ForeignKey(
-                        db_index=False,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "group",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="+",
-                        to="annotation.group",
-                    ),
-                ),
-                (
-                    "study",
-                    models.ForeignKey(
-                        db_index=False,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="+",
-                        to="annotation.study",
-                    ),
-                ),
-                (
-                    "turn",
-                    models.ForeignKey(
-                        db_index=False,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="+",
-                        to="annotation.turn",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('ordinal', models.PositiveIntegerField()),
+                ('done', models.BooleanField(default=False)),
+                ('put_off_at', models.DateTimeField(blank=True, null=True)),
+                ('status', models.CharField(default='open', max_length=10)),
+                ('answered', models.BooleanField(default=False)),
             ],
-            options={
-                "indexes": [
-                    models.Index(
-                        condition=models.Q(("done", False), ("put_off_at__isnull", True)),
-                        fields=["annotator", "study", "ordinal"],
-                        name="queue_card_fresh",
-                    ),
-                    models.Index(
-                        condition=models.Q(("done", False), ("put_off_at__isnull", False)),
-                        fields=["annotator", "study", "put_off_at", "turn"],
-                        name="queue_card_put_off",
-                    ),
-                    models.Index(
-                        condition=models.Q(("status", "disputed")),
-                        fields=["annotator", "study", "answered", "ordinal"],
-                        name="queue_card_disputed",
-                    ),
-                ],
-                "constraints": [
-                    models.UniqueConstraint(fields=("turn", "annotator"), name="uniq_queue_card"),
-                    models.UniqueConstraint(
-                        fields=("annotator", "study", "ordinal"), name="uniq_queue_card_place"
-                    ),
-                ],
-            },
         ),
         migrations.CreateModel(
-            name="QueueProgress",
+            name='QueueProgress',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("cards", models.PositiveIntegerField(default=0)),
-                ("done", models.PositiveIntegerField(default=0)),
-                (
-                    "annotator",
-                    models.ForeignKey(
-                        db_index=False,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "study",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="+",
-                        to="annotation.study",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('cards', models.PositiveIntegerField(default=0)),
+                ('done', models.PositiveIntegerField(default=0)),
             ],
-            options={
-                "constraints": [
-                    models.UniqueConstraint(
-                        fields=("annotator", "study"), name="uniq_queue_progress"
-                    )
-                ],
-            },
+        ),
+        migrations.AddIndex(
+            model_name='annotation',
+            index=models.Index(condition=models.Q(('is_current', True), models.Q(('split_pending', ''), _negated=True)), fields=['annotator'], name='annotation_split_pending'),
+        ),
+        migrations.AddField(
+            model_name='queuecard',
+            name='annotator',
+            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL),
+        ),
+        migrations.AddField(
+            model_name='queuecard',
+            name='group',
+            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='annotation.group'),
+        ),
+        migrations.AddField(
+            model_name='queuecard',
+            name='study',
+            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='annotation.study'),
+        ),
+        migrations.AddField(
+            model_name='queuecard',
+            name='turn',
+            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='annotation.turn'),
+        ),
+        migrations.AddField(
+            model_name='queueprogress',
+            name='annotator',
+            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL),
+        ),
+        migrations.AddField(
+            model_name='queueprogress',
+            name='study',
+            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='annotation.study'),
+        ),
+        migrations.AddIndex(
+            model_name='queuecard',
+            index=models.Index(condition=models.Q(('done', False), ('put_off_at__isnull', True)), fields=['annotator', 'study', 'ordinal'], name='queue_card_fresh'),
+        ),
+        migrations.AddIndex(
+            model_name='queuecard',
+            index=models.Index(condition=models.Q(('done', False), ('put_off_at__isnull', False)), fields=['annotator', 'study', 'put_off_at', 'turn'], name='queue_card_put_off'),
+        ),
+        migrations.AddIndex(
+            model_name='queuecard',
+            index=models.Index(condition=models.Q(('status', 'disputed')), fields=['annotator', 'study', 'answered', 'ordinal'], name='queue_card_disputed'),
+        ),
+        migrations.AddConstraint(
+            model_name='queuecard',
+            constraint=models.UniqueConstraint(fields=('turn', 'annotator'), name='uniq_queue_card'),
+        ),
+        migrations.AddConstraint(
+            model_name='queuecard',
+            constraint=models.UniqueConstraint(fields=('annotator', 'study', 'ordinal'), name='uniq_queue_card_place'),
+        ),
+        migrations.AddConstraint(
+            model_name='queueprogress',
+            constraint=models.UniqueConstraint(fields=('annotator', 'study'), name='uniq_queue_progress'),
         ),
         migrations.RunPython(backfill, migrations.RunPython.noop),
     ]
