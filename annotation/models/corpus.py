@@ -210,7 +210,9 @@ class TurnQuerySet(models.QuerySet):
     def next_for(self, user, turn: Turn | None = None) -> int | None:
         """The id of `user`'s next card to label: the first not yet labelled after `turn`,
         else from the start; the cards they skipped or flagged come last, oldest put off
-        first (so a card just skipped is the very last)."""
+        first (so a card just skipped is the very last). The rule written out in the ORM: the
+        pages seek it on the kept queue (models/queue.next_card), and
+        tests/properties/test_queue_kept.py holds the two together."""
         todo = self.todo(user).put_off_by(user)
         fresh = todo.filter(put_off_at__isnull=True)
         for cards in (fresh.after(turn) if turn else fresh, fresh):

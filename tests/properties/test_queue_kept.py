@@ -30,6 +30,7 @@ from annotation.models import (
     SeatRefused,
     Turn,
 )
+from annotation.models.queue import next_card
 from tests.factories import make_conversation, make_group, make_study, make_user, types_of
 
 pytestmark = pytest.mark.django_db
@@ -197,4 +198,10 @@ def test_the_kept_queue_says_what_a_recount_says(db, steps):
             play(study, users, groups, lead, step)
         for name, user in users.items():
             assert kept(study, user) == recount(study, user), (name, steps)
+            # the next card's seek says what the ORM's rule says, from the start and after
+            # each card (TurnQuerySet.next_for)
+            cards = Turn.objects.for_annotator(study, user)
+            assert next_card(study, user) == cards.next_for(user), (name, steps)
+            for turn in cards:
+                assert next_card(study, user, turn) == cards.next_for(user, turn), (name, steps)
         transaction.set_rollback(True)
