@@ -24,6 +24,7 @@ from ..models import (
     StudyGold,
     TaxonomyMove,
 )
+from ..models.queue import rebuild
 
 # rows carried per round trip
 CHUNK = 2000
@@ -371,6 +372,9 @@ def move_study(study: Study, new: TaxonomyVersion, by=None) -> TaxonomyMove:
         study.taxonomy_version = new
         study.save(update_fields=["taxonomy_version"])
         _agree(dissolved, types)
+        # the annotators' queues from the carried rows (models/queue.py), in the same
+        # transaction: what is done stays done, whatever the move retired or carried
+        rebuild(study.pk)
         new.freeze()
     return move
 

@@ -17,6 +17,7 @@ from ..evidence import EvidenceSpan
 from ..limits import TextLimit
 from .corpus import Conversation, Turn
 from .evolution import carried_and_retired
+from .queue import mark_done, mark_put_off, sync_states
 from .study import Group, Study
 
 if TYPE_CHECKING:
@@ -133,6 +134,13 @@ class Annotation(models.Model):
                 condition=Q(retired_by__isnull=False),
                 name="annotation_retired_by",
             ),
+            # an annotator's labels waiting for a split side (the study page says how many):
+            # a seek on the few, not a count over their every label (issue 25)
+            models.Index(
+                fields=["annotator"],
+                condition=Q(is_current=True) & ~Q(split_pending=""),
+                name="annotation_split_pending",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -187,6 +195,8 @@ class Annotation(models.Model):
                         **(span.fields() if span else {}),
                     )
                     annotation.types.add(*types)  # a new row: set() would read its types first
+                    if round == 1:  # the card is done in its annotator's queue
+                        mark_done(annotation.annotator_id, [turn.pk])
                 return annotation
             except IntegrityError:
                 if attempt == 2:
@@ -231,6 +241,8 @@ class Annotation(models.Model):
             state.check_open_for(round)
             annotation = cls.record(turn=turn, annotator=annotator, round=round, **fields)
             state.advance()
+            # the card's state and round in its annotators' queues (models/queue.py)
+            sync_states([(turn.pk, group.pk)])
             # their own answer to a type an expert's decision suggested to them here
             Proposal.objects.answer(annotator, turn)
         return annotation
@@ -477,6 +489,7 @@ class CardState(RoundRules, models.Model):
                 raise AlreadyDecided(current) from None
             state.status = CardStatus.AGREED
             state.save(update_fields=["status", "updated_at"])
+            sync_states([(turn.pk, group.pk)])
         return consensus
 
     def reopen(self) -> None:
@@ -490,6 +503,7 @@ class CardState(RoundRules, models.Model):
         if self.status != CardStatus.OPEN:
             self.status, self.round = CardStatus.DISPUTED, self.round + 1
             self.save(update_fields=["status", "round", "updated_at"])
+            sync_states([(self.turn_id, self.group_id)])
 
 
 class Comment(models.Model):
@@ -541,11 +555,13 @@ class CardSkip(models.Model):
     @classmethod
     def put_off(cls, turn: Turn, annotator, kind: str, reason: str = "") -> CardSkip:
         """Record a skip or flag now, in place of the annotator's earlier one on the card."""
-        row, _ = cls.objects.update_or_create(
-            turn=turn,
-            annotator=annotator,
-            defaults={"kind": kind, "reason": reason, "created_at": timezone.now()},
-        )
+        with transaction.atomic():
+            row, _ = cls.objects.update_or_create(
+                turn=turn,
+                annotator=annotator,
+                defaults={"kind": kind, "reason": reason, "created_at": timezone.now()},
+            )
+            mark_put_off(row.annotator_id, row.turn_id, row.created_at)
         return row
 
 
