@@ -34,6 +34,7 @@ from .episodes import (
 from .evolution import (
     TaxonomyMove,
 )
+from .figures import GroupFigures, StudyFigures, group_state_counts, study_conversation_counts
 from .jobs import (
     DELETE_CHUNK,
     LOST_IMPORT_ERROR,
@@ -100,6 +101,10 @@ from .study import (
 )
 
 __all__ = [
+    "group_state_counts",
+    "study_conversation_counts",
+    "GroupFigures",
+    "StudyFigures",
     "JudgeRun",
     "JudgeRunStatus",
     "JudgeScore",
