@@ -368,7 +368,10 @@ class CardState(RoundRules, models.Model):
     objects = CardStateQuerySet.as_manager()
 
     class Meta:
-        indexes = [models.Index(fields=["group", "status"])]
+        # the moderation queue: a status's cards of a group, the longest waiting first
+        indexes = [
+            models.Index(fields=["group", "status", "updated_at", "id"], name="cardstate_waiting")
+        ]
         # a card shared by several groups has one state in each
         constraints = [models.UniqueConstraint(fields=["turn", "group"], name="uniq_card_state")]
 
