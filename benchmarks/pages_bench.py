@@ -148,11 +148,12 @@ def _rows(table: str, columns: list[str], rows: list[tuple]) -> None:
             return copy_text(v) if isinstance(v, str) else str(v)
 
         lines = ("\t".join(cell(v) for v in row) + "\n" for row in rows)
-        copy_lines(table, ", ".join(columns), lines)
+        copy_lines(table, ", ".join(f'"{c}"' for c in columns), lines)
         return
     marks = ", ".join(["%s"] * len(columns))
     with connection.cursor() as cursor:
-        cursor.executemany(f'INSERT INTO "{table}" ({", ".join(columns)}) VALUES ({marks})', rows)
+        names = ", ".join(f'"{c}"' for c in columns)
+        cursor.executemany(f'INSERT INTO "{table}" ({names}) VALUES ({marks})', rows)
 
 
 def _ids(table: str, n: int) -> list[int]:
@@ -303,14 +304,20 @@ def build(n: int) -> dict:
 
 
 class Counter:
-    """connection.execute_wrapper counting the queries of a request."""
+    """connection.execute_wrapper counting the queries of a request (and timing each, for
+    --slowest)."""
 
     def __init__(self) -> None:
         self.n = 0
+        self.timed: list[tuple[float, str]] = []
 
     def __call__(self, execute, sql, params, many, context):
         self.n += 1
-        return execute(sql, params, many, context)
+        started = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            self.timed.append(((time.perf_counter() - started) * 1000, sql))
 
 
 def _pct(values: list[float], p: float) -> float:
@@ -361,7 +368,7 @@ def pages() -> list[tuple[str, str, str, dict]]:
     ]
 
 
-def measure(runs: int) -> list[dict]:
+def measure(runs: int, only: str = "", slowest: int = 0) -> list[dict]:
     from django.contrib.auth import get_user_model
     from django.db import connection
     from django.test import Client
@@ -373,6 +380,8 @@ def measure(runs: int) -> list[dict]:
         clients[who].force_login(get_user_model().objects.get(username=username))
     rows = []
     for who, name, url, headers in pages():
+        if only and only not in name and name != pages()[0][1]:
+            continue
         client = clients[who]
         for _ in range(2):  # warm: templates compiled, caches filled
             response = client.get(url, **headers)
@@ -385,6 +394,10 @@ def measure(runs: int) -> list[dict]:
                 response = client.get(url, **headers)
                 times.append((time.perf_counter() - started) * 1000)
             queries.append(counter.n)
+        if slowest:
+            print(f"{who}, {name}: its slowest queries (last run)")
+            for ms, sql in sorted(counter.timed, reverse=True)[:slowest]:
+                print(f"  {ms:7.1f} ms  {sql[:400]}")
         status = response.status_code
         rows.append(
             {"who": who, "page": name, "url": url, "status": status, "queries": max(queries),
@@ -416,6 +429,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20, help="requests timed per page")
     parser.add_argument("--reuse", action="store_true", help="keep the study built before")
     parser.add_argument("--sqlite", action="store_true", help="allow the embedded SQLite")
+    parser.add_argument("--only", default="", help="only the pages whose name holds this")
+    parser.add_argument(
+        "--slowest", type=int, default=0, help="print each page's N slowest queries"
+    )
     args = parser.parse_args()
     set_environment(args)
     vendor = database(args)
@@ -446,7 +463,7 @@ def main() -> None:
             "turns": sum(study.conversations.values_list("n_turns", flat=True)),
             "labels": Annotation.objects.filter(turn__conversation__study=study).count(),
         }
-    report(measure(args.runs), vendor, info, args.runs)
+    report(measure(args.runs, args.only, args.slowest), vendor, info, args.runs)
 
 
 if __name__ == "__main__":

@@ -29,15 +29,16 @@ PINNED = {
     ("lead", "report"): 18,
     ("lead", "time per card"): 7,
     ("lead", "browser search"): 11,
-    ("lead", "moderation queue"): 12,
-    ("moderator", "moderation queue"): 12,
+    # a page of escalated cards, then of disputed ones: a query and two prefetches each
+    ("lead", "moderation queue"): 14,
+    ("moderator", "moderation queue"): 14,
     ("lead", "conversations"): 11,
 }
 
 
 def build(study, n: int) -> dict:
     """n conversations of 3 turns, the group's; each first card labelled by both annotators
-    (every fifth disputed, every tenth escalated), their times; an agreement job run."""
+    (two in five disputed, one in ten escalated: both on the queue's first page), their times; an agreement job run."""
     alice, bob, moderator = make_user("alice"), make_user("bob"), make_user("moderator")
     group = make_group(study, "g1", [alice, bob], moderator=moderator)
     lead = make_user("lead")
@@ -46,7 +47,7 @@ def build(study, n: int) -> dict:
         turn = make_conversation(study, f"c{i}", n_turns=3, group=group).turns.get(index=1)
         if i % 3 == 0:  # the browser's search finds a third of them
             Turn.objects.filter(pk=turn.pk).update(user_text="What about the edge case?")
-        differ = i % 5 == 0
+        differ = i % 5 in (0, 1)  # every tenth of these escalated below
         label(turn, alice, CODES[0])
         label(turn, bob, CODES[1 if differ else 0])
         for user in (alice, bob):
