@@ -386,7 +386,7 @@ def measure(runs: int, only: str = "", slowest: int = 0) -> list[dict]:
         for _ in range(2):  # warm: templates compiled, caches filled
             response = client.get(url, **headers)
         assert response.status_code in (200, 302), (name, url, response.status_code)
-        times, queries = [], []
+        times, queries, in_sql = [], [], []
         for _ in range(runs):
             counter = Counter()
             with connection.execute_wrapper(counter):
@@ -394,6 +394,7 @@ def measure(runs: int, only: str = "", slowest: int = 0) -> list[dict]:
                 response = client.get(url, **headers)
                 times.append((time.perf_counter() - started) * 1000)
             queries.append(counter.n)
+            in_sql.append(sum(ms for ms, _ in counter.timed))
         if slowest:
             print(f"{who}, {name}: its slowest queries (last run)")
             for ms, sql in sorted(counter.timed, reverse=True)[:slowest]:
@@ -401,7 +402,8 @@ def measure(runs: int, only: str = "", slowest: int = 0) -> list[dict]:
         status = response.status_code
         rows.append(
             {"who": who, "page": name, "url": url, "status": status, "queries": max(queries),
-             "p50": statistics.median(times), "p95": _pct(times, 95)}
+             "p50": statistics.median(times), "p95": _pct(times, 95),
+             "sql": statistics.median(in_sql)}
         )  # fmt: skip
     return rows
 
@@ -412,13 +414,17 @@ def report(rows: list[dict], vendor: str, info: dict, runs: int) -> None:
         f"\n{vendor}: {info['conversations']} conversations, {info['turns']} turns, "
         f"{info['labels']} round-1 labels; {runs} runs a page, warm, DEBUG off"
     )
-    print(f"  {'who':<10} {'page':<32} {'median':>9} {'p95':>9} {'queries':>8} {'x floor':>8}")
+    print(
+        f"  {'who':<10} {'page':<32} {'median':>9} {'p95':>9} {'queries':>8} {'in SQL':>9} "
+        f"{'x floor':>8}"
+    )
     for r in rows:
         note = "" if r["status"] == 200 else f"  (HTTP {r['status']})"
         print(
             f"  {r['who']:<10} {r['page']:<32} {r['p50']:7.1f}ms {r['p95']:7.1f}ms "
-            f"{r['queries']:>8} {r['p50'] / floor:8.1f}{note}"
+            f"{r['queries']:>8} {r['sql']:7.1f}ms {r['p50'] / floor:8.1f}{note}"
         )
+    print("  in SQL: the median of the time its queries took (the database's share)")
     print("  x floor: the page's median over the health check's (one SELECT 1, same middleware)")
     print("  load average during the run: " + " ".join(f"{x:.1f}" for x in os.getloadavg()))
 

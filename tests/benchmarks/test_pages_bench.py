@@ -49,7 +49,7 @@ def test_it_prints_every_page_with_its_queries_and_ratio_to_the_floor(tmp_path):
     assert "agreement job done" in out.stdout
     for page in PAGES:
         line = re.search(
-            rf"  \w+ +{re.escape(page)} +[\d.]+ms +[\d.]+ms +\d+ +[\d.]+\n", out.stdout
+            rf"  \w+ +{re.escape(page)} +[\d.]+ms +[\d.]+ms +\d+ +[\d.]+ms +[\d.]+\n", out.stdout
         )
         assert line, (page, out.stdout)
     # a second run keeps the study (--reuse) and measures again
