@@ -380,7 +380,8 @@ def measure(runs: int, only: str = "", slowest: int = 0) -> list[dict]:
         clients[who].force_login(get_user_model().objects.get(username=username))
     rows = []
     for who, name, url, headers in pages():
-        if only and only not in name and name != pages()[0][1]:
+        wanted = [w for w in only.split(",") if w]
+        if wanted and not any(w in name for w in wanted) and name != pages()[0][1]:
             continue
         client = clients[who]
         for _ in range(2):  # warm: templates compiled, caches filled
@@ -435,7 +436,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20, help="requests timed per page")
     parser.add_argument("--reuse", action="store_true", help="keep the study built before")
     parser.add_argument("--sqlite", action="store_true", help="allow the embedded SQLite")
-    parser.add_argument("--only", default="", help="only the pages whose name holds this")
+    parser.add_argument(
+        "--only", default="", help="only the pages whose name holds this (several: a,b)"
+    )
     parser.add_argument(
         "--slowest", type=int, default=0, help="print each page's N slowest queries"
     )
