@@ -458,6 +458,14 @@ def main() -> None:
     if study is not None and study.description != f"pages_bench n={args.n}":
         sys.exit(f"pages_bench: the database holds a study of another size ({study.description})")
     if study is None:
+        if args.without_triggers and vendor == "postgresql":
+            from django.db import connection
+
+            tables = ["annotation_study", "annotation_group", "annotation_conversation"]
+            tables += ["annotation_assignment", "annotation_cardstate", "annotation_annotation"]
+            with connection.cursor() as cursor:  # the app's triggers, not the foreign keys'
+                for table in [*tables, "annotation_consensus"]:
+                    cursor.execute(f'ALTER TABLE "{table}" DISABLE TRIGGER USER')
         info = build(args.n)
         print(
             f"built {info['conversations']} conversations, {info['turns']} turns and "
