@@ -437,6 +437,11 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true", help="keep the study built before")
     parser.add_argument("--sqlite", action="store_true", help="allow the embedded SQLite")
     parser.add_argument(
+        "--without-triggers",
+        action="store_true",
+        help="PostgreSQL: build with the kept figures' triggers off (their cost; figures wrong)",
+    )
+    parser.add_argument(
         "--only", default="", help="only the pages whose name holds this (several: a,b)"
     )
     parser.add_argument(
