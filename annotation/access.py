@@ -161,7 +161,12 @@ def agreement_locked_reason(user, study: Study) -> str:
     """Why `user` may not see the study's agreement results yet ("" when they may). The
     results count every round-1 label; someone who annotates a card still in round 1 on which
     others have labelled could read those labels off a pair's kappa or confusion, so the
-    results stay closed to them until round 1 is over on such cards. One query."""
+    results stay closed to them until round 1 is over on such cards. One query for someone
+    who annotates none of the study, two otherwise."""
+    if not Group.objects.filter(study=study, annotators=user).exists():
+        # annotating no card of the study, nothing is hidden from them: one indexed query,
+        # where the count below can walk the study's labels on a big study (issue 25)
+        return ""
     others = (
         Annotation.objects.filter(turn_id__in=round1_hidden_from(user, study), round=1)
         .exclude(annotator=user)
