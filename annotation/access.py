@@ -8,7 +8,7 @@ from functools import wraps
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_POST
@@ -193,19 +193,43 @@ def round1_hidden_from(user, study: Study | None) -> QuerySet:
     return turns.exclude(pk__in=revealed).values("pk")
 
 
-def round1_hidden_q(user, study: Study | None, *, turn: str = "turn", who: str = "annotator") -> Q:
+def round1_hidden_q(
+    user, study: Study | None, *, turn: str = "turn", who: str = "annotator", per_row: bool = False
+) -> Q:
     """A Q over rows that carry a card (`turn`) and a person (`who`), e.g. annotations:
-    true for the rows `user` may not see (someone else's, on a card hidden from them)."""
+    true for the rows `user` may not see (someone else's, on a card hidden from them).
+    `per_row`: the same rule asked of each row (correlated EXISTS, index seeks) rather than
+    against the set of every hidden card of the study, which PostgreSQL builds whole (a
+    hashed subplan over the study's assignments): for a page's few rows (issue 25)."""
     if not getattr(user, "is_authenticated", False):
         return Q(pk__in=[])
+    if per_row:
+        return Q(_round1_hidden_card(user, study, OuterRef(turn))) & ~Q(**{who: user})
     return Q(**{f"{turn}__in": round1_hidden_from(user, study)}) & ~Q(**{who: user})
+
+
+def _round1_hidden_card(user, study: Study | None, turn_id) -> Exists:
+    """round1_hidden_from's rule for one card (`turn_id`, an OuterRef): a card of a group
+    `user` annotates whose state in that group is still open (or has none)."""
+    turns = Turn.objects.filter(pk=turn_id, conversation__assignments__group__annotators=user)
+    if study is not None:
+        turns = turns.filter(conversation__study=study)
+    revealed = CardState.objects.filter(turn_id=OuterRef("pk"), group__annotators=user).exclude(
+        status=CardStatus.OPEN
+    )
+    return Exists(turns.exclude(Exists(revealed)))
 
 
 def agreement_locked_reason(user, study: Study) -> str:
     """Why `user` may not see the study's agreement results yet ("" when they may). The
     results count every round-1 label; someone who annotates a card still in round 1 on which
     others have labelled could read those labels off a pair's kappa or confusion, so the
-    results stay closed to them until round 1 is over on such cards. One query."""
+    results stay closed to them until round 1 is over on such cards. One query for someone
+    who annotates none of the study, two otherwise."""
+    if not Group.objects.filter(study=study, annotators=user).exists():
+        # annotating no card of the study, nothing is hidden from them: one indexed query,
+        # where the count below can walk the study's labels on a big study (issue 25)
+        return ""
     others = (
         Annotation.objects.filter(turn_id__in=round1_hidden_from(user, study), round=1)
         .exclude(annotator=user)

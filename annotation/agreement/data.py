@@ -53,16 +53,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from taxonomy.models import TaxonomyVersion, Type
 
 from ..episodes.report import compare, episode_measures
-from ..models import Annotation, Consensus, Episode, Group, Study, TaxonomyMove
+from ..models import Episode, Group, Study, TaxonomyMove
 from .extras import extras_from_encoded
 from .judge_data import DEV_SHARE, judges_section
-from .rows import RECORD, count_per, rank_ids, read_study, value_per
+from .rows import RECORD, count_per, label_writes, rank_ids, read_study, value_per
 from .splitcheck import split_check_measures
 from .stats import Encoded, Reference, encode_axes, report_from_encoded
 from .teams import team_means
@@ -388,23 +387,11 @@ def load_records(
 
 
 def data_stamp(study: Study) -> dict:
-    """A cheap fingerprint of what the report depends on. Labels are append-only (a revision
-    is a new row, the old one loses is_current), so the last annotation id and the number of
-    current ones change with every label given, revised or deleted; the same for consensus
-    (a reopened card keeps its row, no longer current). Two aggregates. The job takes the
-    same numbers from the rows it reads (rows.StudyRows.stamp)."""
-    annotations = Annotation.objects.filter(turn__conversation__study=study).aggregate(
-        last=Max("id"), current=Count("id", filter=Q(is_current=True))
-    )
-    consensus = Consensus.objects.filter(group__study=study).aggregate(
-        last=Max("id"), current=Count("id", filter=Q(is_current=True))
-    )
-    return {
-        "annotation_last_id": annotations["last"] or 0,
-        "annotations_current": annotations["current"],
-        "consensus_last_id": consensus["last"] or 0,
-        "consensus_current": consensus["current"],
-    }
+    """A fingerprint of what the report depends on: the study's count of annotation and
+    consensus writes (StudyFigures.label_writes, kept by the database: every label given,
+    revised, reopened or deleted moves it). One row read, whatever the study's size. The job
+    reads the same figure in the snapshot of the rows it reads (rows.StudyRows.stamp)."""
+    return {"label_writes": label_writes(study)}
 
 
 def compute_study_report(

@@ -27,6 +27,7 @@ from ..models import (
     Conversation,
     Group,
     Study,
+    StudyFigures,
     StudyGold,
     Turn,
 )
@@ -180,16 +181,18 @@ class StudyRows:
     assignments: list[np.ndarray]
     members: list[np.ndarray]
 
+    # the study's StudyFigures.label_writes, read in the rows' snapshot
+    label_writes: int = 0
+
     def stamp(self) -> dict:
-        """data.data_stamp's numbers, of the rows read."""
-        a_id, *_, a_flag = self.annotations
-        k_id, *_, k_flag = self.consensus
-        return {
-            "annotation_last_id": int(a_id.max(initial=0)),
-            "annotations_current": int(np.count_nonzero(np.isin(a_flag, CURRENT_FLAGS))),
-            "consensus_last_id": int(k_id.max(initial=0)),
-            "consensus_current": int(np.count_nonzero(np.isin(k_flag, CURRENT_FLAGS))),
-        }
+        """data.data_stamp's figure, as it stood when the rows were read."""
+        return {"label_writes": self.label_writes}
+
+
+def label_writes(study: Study) -> int:
+    """The study's count of label and consensus writes (models/figures.py): one row."""
+    found = StudyFigures.objects.filter(study=study).values_list("label_writes", flat=True)
+    return found.first() or 0
 
 
 def read_study(study: Study, round: int, move: int | None = None) -> StudyRows:
@@ -211,6 +214,7 @@ def read_study(study: Study, round: int, move: int | None = None) -> StudyRows:
             gold=read_columns(_study_gold_sql(old), [study.pk, move if old else True], 3),
             assignments=read_columns(_assignments_sql(), [study.pk], 2),
             members=read_columns(_members_sql(), [study.pk, study.pk], 3),
+            label_writes=label_writes(study),
         )
 
 

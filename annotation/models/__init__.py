@@ -35,6 +35,7 @@ from .episodes import (
 from .evolution import (
     TaxonomyMove,
 )
+from .figures import GroupFigures, StudyFigures, group_state_counts, study_conversation_counts
 from .jobs import (
     DELETE_CHUNK,
     LOST_IMPORT_ERROR,
@@ -110,6 +111,10 @@ _connect()  # the queue's receivers (models/queue.py), once every model is defin
 __all__ = [
     "QueueCard",
     "QueueProgress",
+    "group_state_counts",
+    "study_conversation_counts",
+    "GroupFigures",
+    "StudyFigures",
     "JudgeRun",
     "JudgeRunStatus",
     "JudgeScore",

@@ -4,8 +4,7 @@ a whole page, or as its #card partial for htmx requests (submit, next, previous)
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.db.models import Exists, OuterRef, Sum
-from django.db.models.functions import Coalesce
+from django.db.models import Exists, OuterRef
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -77,16 +76,17 @@ def study(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _group_progress(study: Study) -> list[dict]:
-    """Cards per state for each group: two grouped queries, whatever the study's size.
-    Cards nobody has labelled have no state row yet; they count as open."""
+    """Cards per state for each group, from the kept figures (models/figures.py): two
+    queries over the study's groups, whatever the study's size. Cards nobody has labelled
+    have no state row yet; they count as open."""
     counts = CardState.objects.counts_by_group(study)
-    groups = study.groups.annotate(cards=Coalesce(Sum("conversations__n_turns"), 0))
+    groups = study.groups.select_related("figures")
     rows = []
     for group in groups:
         by_status = counts.get(group.pk, {})
-        row = {"group": group, "cards": group.cards}
+        row = {"group": group, "cards": group.figures.cards}
         row.update({status: by_status.get(status, 0) for status in CardStatus.values})
-        row[CardStatus.OPEN] = group.cards - sum(by_status.values()) + by_status.get("open", 0)
+        row[CardStatus.OPEN] = row["cards"] - sum(by_status.values()) + by_status.get("open", 0)
         rows.append(row)
     return rows
 

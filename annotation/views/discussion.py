@@ -48,14 +48,16 @@ from ..models import (
     CardState,
     Comment,
     Consensus,
+    Group,
     NotDecidable,
+    Role,
     RoundClosed,
     Study,
     Turn,
 )
 from .shared import feedback
 from .shared.groups import group_param
-from .shared.nav import DisputedCards, escalated_for, escalated_left_after
+from .shared.nav import DisputedCards, escalated_left_after
 from .shared.rounds_table import rounds_table
 
 PAGE_SIZE = 50
@@ -106,34 +108,79 @@ def moderate_queue(request: HttpRequest, slug: str) -> HttpResponse:
     status = f.get("status") or ""
     statuses = [status] if status in ("escalated", "disputed") else ["escalated", "disputed"]
     group_ids = [f["group"]] if f.get("group") else [g.pk for g in groups]
-    states = CardState.objects.filter(group_id__in=group_ids, status__in=statuses)
-    if f.get("type"):
-        states = states.involving_type(f["type"])
     current = (
         Annotation.objects.current()
-        .exclude(round1_hidden_q(request.user, study))
+        .exclude(round1_hidden_q(request.user, study, per_row=True))
         .select_related("annotator")
         .prefetch_related("types")
         .order_by("round", "annotator__username")
     )
-    states = (
-        states.select_related("turn__conversation", "group")
-        .defer("turn__reply_text", "turn__reply_parts", "turn__metadata")
-        .prefetch_related(Prefetch("turn__annotations", queryset=current, to_attr="current"))
-        .order_by("-status", "updated_at", "pk")  # escalated first, the longest waiting first
-    )
-    page = Paginator(states, PAGE_SIZE).get_page(request.GET.get("page"))
+    by_group = CardState.objects.counts_by_group(study)
+    queues = []
+    for s in statuses:  # escalated first, then disputed: each in its index's order
+        states = CardState.objects.filter(group_id__in=group_ids, status=s)
+        if f.get("type"):
+            states = states.involving_type(f["type"])
+        states = (
+            states.select_related("turn__conversation", "group")
+            .defer("turn__reply_text", "turn__reply_parts", "turn__metadata")
+            .prefetch_related(Prefetch("turn__annotations", queryset=current, to_attr="current"))
+            .order_by("updated_at", "pk")  # the longest waiting first
+        )
+        # without a type filter, the count is the kept figures' (models/figures.py)
+        n = None if f.get("type") else sum(by_group.get(g, {}).get(s, 0) for g in group_ids)
+        queues.append((states, n))
+    page = Paginator(Queues(queues), PAGE_SIZE).get_page(request.GET.get("page"))
     for state in page:
         state.latest = [a for a in state.turn.current if a.round == state.round]
-    by_group = CardState.objects.counts_by_group(study)
     counts = [(g, by_group.get(g.pk, {})) for g in groups]
     totals = {s: sum(c.get(s, 0) for _, c in counts) for s in ("escalated", "disputed")}
     query = request.GET.copy()
     query.pop("page", None)
     ctx = {"study": study, "filters": filters, "page": page, "counts": counts, "totals": totals}
     ctx["query"] = query.urlencode()
-    ctx["escalated_left"] = escalated_for(request.user, study, role).count()
+    ctx["escalated_left"] = _escalated_left(request.user, study, role, by_group)
     return render(request, "annotation/discussion/moderate_queue.html", ctx)
+
+
+class Queues:
+    """Querysets one after the other, as one sequence for a Paginator (count and slices):
+    the moderation queue's escalated cards, then its disputed ones, each read a page at a
+    time in its own index order (group, status, updated_at), never sorted whole. A count
+    given (the kept figures) spares its COUNT."""
+
+    def __init__(self, queues: list[tuple]) -> None:
+        self.queues = queues
+        self._counts: list[int] | None = None
+
+    def counts(self) -> list[int]:
+        if self._counts is None:
+            self._counts = [qs.count() if n is None else n for qs, n in self.queues]
+        return self._counts
+
+    def count(self) -> int:
+        return sum(self.counts())
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __getitem__(self, window: slice) -> list:
+        start, stop, out = window.start or 0, window.stop, []
+        for (qs, _), n in zip(self.queues, self.counts(), strict=True):
+            if stop > 0 and start < n:
+                out += list(qs[max(start, 0) : min(stop, n)])
+            start, stop = start - n, stop - n
+        return out
+
+
+def _escalated_left(user, study, role, by_group: dict) -> int:
+    """nav.escalated_for(...).count() from the kept figures: the escalated cards of the
+    groups `user` may decide (all for a lead, never one where they annotate)."""
+    groups = Group.objects.filter(study=study)
+    if role != Role.LEAD:
+        groups = groups.filter(moderator=user)
+    ids = groups.exclude(annotators=user).values_list("pk", flat=True)
+    return sum(by_group.get(pk, {}).get("escalated", 0) for pk in ids)
 
 
 # --- the discussion page ----------------------------------------------------------------------

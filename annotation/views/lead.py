@@ -7,8 +7,7 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.paginator import Paginator
 from django.db import transaction
-from django.db.models import Count, Prefetch, Sum
-from django.db.models.functions import Coalesce
+from django.db.models import Prefetch
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
@@ -25,8 +24,8 @@ from ..models import (
     Job,
     JobKind,
     SeatRefused,
-    SetAside,
     Study,
+    study_conversation_counts,
 )
 from ..storage import IMPORTS, job_name
 from ..tasks import run_import
@@ -42,13 +41,8 @@ NO_FILES = "Choose one or more files, or a folder, to import."
 
 
 def _conversation_counts(study: Study) -> dict:
-    # One aggregate over the (study, group) index; n_turns spares a count over every turn.
-    conversations = Conversation.objects.filter(study=study).visible()
-    counts = conversations.aggregate(conversations=Count("id"), turns=Coalesce(Sum("n_turns"), 0))
-    counts["unassigned"] = conversations.unassigned().count()
-    counts["set_aside"] = conversations.exclude(set_aside=SetAside.NO).count()
-    counts["assigned"] = counts["conversations"] - counts["set_aside"] - counts["unassigned"]
-    return counts
+    # the kept figures (models/figures.py): one row, whatever the study's size
+    return study_conversation_counts(study)
 
 
 @lead_page
@@ -65,11 +59,15 @@ def conversations(request: HttpRequest, study: Study) -> HttpResponse:
     only_unassigned = request.GET.get("show") == "unassigned"
     if only_unassigned:
         rows = rows.unassigned()
+    counts = _conversation_counts(study)
+    paginator = Paginator(rows, CONVERSATIONS_PER_PAGE)
+    # the page count from the kept figures, not a count of the study's conversations
+    paginator.count = counts["unassigned" if only_unassigned else "conversations"]
     ctx = {
         "study": study,
-        "counts": _conversation_counts(study),
+        "counts": counts,
         "jobs": recent_jobs(study, request.user, [JobKind.IMPORT, JobKind.LABEL_IMPORT]),
-        "page": Paginator(rows, CONVERSATIONS_PER_PAGE).get_page(request.GET.get("page")),
+        "page": paginator.get_page(request.GET.get("page")),
         "only_unassigned": only_unassigned,
         "groups": study.groups.all(),
         "formats": IMPORT_FORMATS,

@@ -17,6 +17,7 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
+from annotation.agreement.data import data_stamp
 from annotation.models import LOST_JOB_ERROR, Annotation, Job, JobKind, JobStatus
 from annotation.tasks import reap_lost_jobs, run_agreement, run_export
 from tests.factories import make_conversation, make_group, make_study, make_user
@@ -68,7 +69,9 @@ def test_a_real_worker_runs_an_agreement_job(start_worker, labelled_study):
     report = job.result["axes"]["smell"]["report"]
     assert (report["n_cards"], report["n_annotations"]) == (200, 400)
     assert named(report["pairs"])["alice|bob"]["cohen_kappa_ci"] is not None
-    assert job.result["data_stamp"]["annotations_current"] == 400
+    # the kept count of label writes (StudyFigures): 400 labels written, none since
+    assert job.result["data_stamp"] == data_stamp(labelled_study)
+    assert job.result["data_stamp"]["label_writes"] >= 400
     lost.refresh_from_db()
     assert (lost.status, lost.error) == (JobStatus.FAILED, LOST_JOB_ERROR)
 

@@ -86,6 +86,7 @@ from annotation.models import (
     Study,
 )
 from taxonomy.models import Taxonomy
+from tests.properties.figures import check_figures
 
 from . import checks
 from .world import OTHERS, Config, World, build_world, make_people
@@ -692,6 +693,7 @@ class RoundRules(RuleBasedStateMachine):
         checks.check_states_and_consensus(self.world, rows, states)
         checks.check_assignments(self.world)
         checks.check_nothing_deleted(self.world, self.seen)
+        check_figures()  # the kept figures (issue 25) after labels, decisions, imports
         # the loader reads a round's labels, the assignments, the taxonomy version and the
         # consensus (the gold, checked in round 1): check a round again when they changed
         version = Study.objects.values_list("taxonomy_version_id", flat=True).get(

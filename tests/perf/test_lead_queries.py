@@ -1,0 +1,92 @@
+"""What the lead's and the moderator's pages cost in queries (issue 25, point 3): pinned, and
+the same on a study ten times bigger (its conversations, labels, disputes, escalations and
+times), so that no page makes a query per row. Their time is benchmarks/pages_bench.py's.
+
+Transaction control (BEGIN, SAVEPOINT, RELEASE) is not counted: SQLite shows a BEGIN that
+PostgreSQL does not."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from annotation.models import CardState, CardStatus, CardTime, Job, JobKind, Kind, Role, Turn
+from annotation.tasks import run_agreement
+from tests.factories import label, make_conversation, make_group, make_user
+
+pytestmark = pytest.mark.django_db
+
+CONTROL = ("BEGIN", "SAVEPOINT", "RELEASE", "COMMIT", "ROLLBACK")
+HTMX = {"HTTP_HX_REQUEST": "true"}
+CODES = ["code_rollback", "ambiguous_instruction"]
+
+# the queries of each page, whatever the study's size
+PINNED = {
+    ("lead", "study page"): 20,
+    ("lead", "jobs panel"): 10,
+    ("lead", "report"): 18,
+    ("lead", "time per card"): 7,
+    ("lead", "browser search"): 11,
+    # a page of escalated cards, then of disputed ones: a query and two prefetches each
+    ("lead", "moderation queue"): 14,
+    ("moderator", "moderation queue"): 14,
+    ("lead", "conversations"): 11,
+}
+
+
+def build(study, n: int) -> dict:
+    """n conversations of 3 turns, the group's; each first card labelled by both annotators
+    (two in five disputed, one in ten escalated: both on the queue's first page), their times; an agreement job run."""
+    alice, bob, moderator = make_user("alice"), make_user("bob"), make_user("moderator")
+    group = make_group(study, "g1", [alice, bob], moderator=moderator)
+    lead = make_user("lead")
+    study.add_member(lead, Role.LEAD, Kind.EXPERT)
+    for i in range(n):
+        turn = make_conversation(study, f"c{i}", n_turns=3, group=group).turns.get(index=1)
+        if i % 3 == 0:  # the browser's search finds a third of them
+            Turn.objects.filter(pk=turn.pk).update(user_text="What about the edge case?")
+        differ = i % 5 in (0, 1)  # every tenth of these escalated below
+        label(turn, alice, CODES[0])
+        label(turn, bob, CODES[1 if differ else 0])
+        for user in (alice, bob):
+            CardTime.objects.create(turn=turn, annotator=user, active_ms=1000 * (i + 1))
+        if i % 10 == 0:
+            CardState.objects.filter(turn=turn, group=group).update(status=CardStatus.ESCALATED)
+    job = Job.objects.create(
+        study=study, kind=JobKind.AGREEMENT, created_by=lead, params={"n_boot": 10}
+    )
+    run_agreement(job.pk)
+    assert Job.objects.get(pk=job.pk).status == "done"
+    return {"lead": lead, "moderator": moderator}
+
+
+def costs(client, study, users: dict) -> dict:
+    slug = [study.slug]
+    pages = {
+        ("lead", "study page"): (reverse("study", args=slug), {}),
+        ("lead", "jobs panel"): (reverse("job_list", args=slug), HTMX),
+        ("lead", "report"): (reverse("report", args=slug), {}),
+        ("lead", "time per card"): (reverse("lead_card_times", args=slug), {}),
+        ("lead", "browser search"): (reverse("lead_browse", args=slug) + "?q=edge+case", {}),
+        ("lead", "moderation queue"): (reverse("moderate_queue", args=slug), {}),
+        ("moderator", "moderation queue"): (reverse("moderate_queue", args=slug), {}),
+        ("lead", "conversations"): (reverse("lead_conversations", args=slug), {}),
+    }
+    out = {}
+    for (who, name), (url, headers) in pages.items():
+        client.force_login(users[who])
+        client.get(url, **headers)  # warm: the session, the caches
+        with CaptureQueriesContext(connection) as ctx:
+            response = client.get(url, **headers)
+        assert response.status_code == 200, (name, response.status_code)
+        sqls = [q["sql"] for q in ctx.captured_queries]
+        out[(who, name)] = sum(1 for sql in sqls if not sql.lstrip().startswith(CONTROL))
+    return out
+
+
+@pytest.mark.parametrize("n", [3, 30])
+def test_the_lead_and_moderator_pages_cost_the_same_queries_at_any_size(client, study, n):
+    users = build(study, n)
+    assert costs(client, study, users) == PINNED
