@@ -58,6 +58,7 @@ def studies(draw):
     return gold, judge, conversation
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(studies())
 def test_point_estimates_equal_scikit_learn(study):

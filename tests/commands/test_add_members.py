@@ -203,6 +203,7 @@ def _state(study) -> tuple:
 @settings(
     max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
+@pytest.mark.slow
 @given(calls=st.lists(call, min_size=1, max_size=5))
 def test_each_call_does_all_it_says_or_nothing_and_again_nothing(study, lead, calls):
     for name in PEOPLE:

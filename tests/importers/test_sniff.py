@@ -138,6 +138,7 @@ _json_values = st.recursive(
     ),  # fmt: skip
     indent=st.sampled_from([1, 2, 4, "\t"]),
 )
+@pytest.mark.slow
 def test_one_object_over_many_lines_is_told_from_json_lines(tmp_path_factory, records, indent):
     """A pretty-printed object (over more than one line) is the container "object", read as its
     one record; the same records one a line are JSON lines (issue 20, defect 6)."""

@@ -60,6 +60,7 @@ def stdlib(text: str):
         raise BadJSON(json_error(exc)) from None
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(values, st.booleans(), st.sampled_from([None, 0, 2]))
 def test_loads_reads_every_json_text_as_the_stdlib_does(value, ascii_only, indent):

@@ -87,6 +87,7 @@ def test_it_still_stops_at_a_real_error_whatever_the_errors_are_called(
     assert items[3].offset < path.stat().st_size / 10
 
 
+@pytest.mark.slow
 def test_it_reads_a_large_json_array_incrementally(tmp_path):
     path = tmp_path / "big.json"
     with open(path, "w", encoding="utf-8") as f:
@@ -109,6 +110,7 @@ def test_it_reads_a_large_json_array_incrementally(tmp_path):
     assert peak < size / 20, f"peak {peak} bytes for a {size}-byte file"
 
 
+@pytest.mark.slow
 def test_it_reads_a_large_jsonl_file_line_by_line(tmp_path):
     path = tmp_path / "big.jsonl"
     with open(path, "w", encoding="utf-8") as f:

@@ -193,6 +193,7 @@ def test_its_strata_shares_hold_in_the_database(study):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_it_sizes_the_sample_and_says_so(study):
     _conversations(study, _specs(1000))

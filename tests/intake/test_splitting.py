@@ -224,6 +224,7 @@ def test_a_failure_midway_leaves_nothing(study, monkeypatch):
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
+@pytest.mark.slow
 @given(data=st.data(), n_turns=st.integers(2, 12))
 def test_the_parts_concatenated_are_the_original(db, data, n_turns):
     """For any set of split points: the parts' turns in order are the original's, each part
@@ -312,6 +313,7 @@ def test_undo_reopens_the_llms_drops_and_forgets_the_leads(study):
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
+@pytest.mark.slow
 @given(data=st.data(), n_turns=st.integers(1, 10))
 def test_the_parts_are_the_original_without_its_dropped_turns(db, data, n_turns):
     """For any split points and dropped turns (not all): the parts' turns in order are the

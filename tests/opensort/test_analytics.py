@@ -92,6 +92,7 @@ sorted_st = st.sets(st.tuples(st.integers(0, 6), st.integers(0, 3)), max_size=28
 placed_st = st.sets(st.tuples(st.integers(0, 6), st.integers(0, 3), st.integers(0, 3)), max_size=40)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(sorted_=sorted_st, placed=placed_st)
 def test_the_similarity_counts_experts_who_put_both_cards_under_one_type(sorted_, placed):

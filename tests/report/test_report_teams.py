@@ -69,6 +69,7 @@ def _range(values) -> str:
     return f"({fmt(min(values))}–{fmt(max(values))})"
 
 
+@pytest.mark.slow
 def test_each_team_has_a_row_after_the_groups_in_every_output(client, study, lead):
     kappas = _labelled(study, [Kind.EXPERT, Kind.EXPERT, Kind.STUDENT, Kind.STUDENT, Kind.STUDENT])
     experts = [kappas["g0"], kappas["g1"]]

@@ -4,6 +4,7 @@ never raises, whatever the Markdown; the fence scan agrees with codediff's markd
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -70,6 +71,7 @@ def noisy(lines, line_comment, block_comment, draw_space, draw_text):
     return "\n".join(out)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(COMMENTS), LINES, st.data())
 def test_comment_and_whitespace_changes_never_count_as_changes(comments, lines, data):
