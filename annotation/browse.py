@@ -25,7 +25,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce, Substr
 
 from .access import round1_hidden_from, round1_hidden_q
-from .db.textsearch import turns_containing
+from .db.textsearch import conversations_containing
 from .models import (
     Annotation,
     Assignment,
@@ -241,9 +241,7 @@ class BrowseFilter(forms.Form):
         rows = Conversation.objects.filter(study=study).visible()
         if f.get("q"):
             text = f["q"]
-            by_name = Q(external_id__icontains=text) | Q(key__icontains=text)
-            in_text = turns_containing(text).values("conversation_id")
-            rows = rows.filter(by_name | Q(pk__in=in_text))
+            rows = rows.filter(pk__in=conversations_containing(text))
         if f.get("source"):
             rows = rows.filter(source_format=f["source"])
         for facet in FACETS:

@@ -6,10 +6,11 @@ The match itself is unchanged: `icontains` on both columns (PostgreSQL: UPPER(co
 UPPER('%text%'), full Unicode case folding; SQLite: LIKE '%text%' ESCAPE '\\', case-blind
 for ASCII letters only). The index only narrows the turns it is checked on:
 
-- PostgreSQL: two GIN indexes of trigrams (pg_trgm, gin_trgm_ops) on UPPER(user_text) and
-  UPPER(reply_text), the very expressions `icontains` compares, so the planner answers the
-  unchanged query from them (a Bitmap Index Scan per column). A text under 3 characters has
-  no trigram; the planner then scans, as before.
+- PostgreSQL: GIN indexes of trigrams (pg_trgm, gin_trgm_ops) on the turn's UPPER(user_text)
+  and UPPER(reply_text) and the conversation's UPPER(external_id) and UPPER(key), the very
+  expressions `icontains` compares, so the planner answers the unchanged conditions from
+  them (a Bitmap Index Scan per column). A text under 3 characters has no trigram; the
+  planner then scans, as before.
 - SQLite: an FTS5 table with the trigram tokenizer (case-blind by Unicode folding, no
   diacritics removed) over the turns' two columns, its content read from the turn table
   (external content: the text is not stored twice), kept right by triggers on every insert,
@@ -18,7 +19,8 @@ for ASCII letters only). The index only narrows the turns it is checked on:
   then checks `icontains` on those alone. Its folding maps every pair of characters LIKE
   takes as equal (the same character, or an ASCII letter in either case) to one character,
   so it finds every turn LIKE finds, and the check leaves exactly LIKE's. A text under 3
-  characters has no trigram: the search scans, as before.
+  characters has no trigram: the search scans, as before. The conversations' key and
+  external id (short) are scanned.
 
 Django's SQLite schema editor rebuilds a table to alter it (a new table, the rows copied,
 the old one dropped: its triggers with it). `ensure_text_index` (run after every
@@ -31,7 +33,7 @@ from django.db import connection as default_connection
 from django.db.models import Q, QuerySet
 from django.db.models.expressions import RawSQL
 
-from ..models import Turn
+from ..models import Conversation, Turn
 
 MIN_INDEXED = 3  # a trigram index knows no shorter text
 
@@ -64,17 +66,31 @@ CREATE_FTS = (
 REBUILD_FTS = f'INSERT INTO "{FTS_TABLE}" ("{FTS_TABLE}") VALUES (\'rebuild\')'
 
 PG_INDEXES = {
-    f"{TURN_TABLE}_{column}_trgm": (
-        f'CREATE INDEX IF NOT EXISTS "{TURN_TABLE}_{column}_trgm" ON "{TURN_TABLE}" '
+    f"{table}_{column}_trgm": (
+        f'CREATE INDEX IF NOT EXISTS "{table}_{column}_trgm" ON "{table}" '
         f"USING gin (UPPER({column}) gin_trgm_ops)"
     )
-    for column in ("user_text", "reply_text")
+    for table, column in [
+        (TURN_TABLE, "user_text"),
+        (TURN_TABLE, "reply_text"),
+        ("annotation_conversation", "external_id"),
+        ("annotation_conversation", "key"),
+    ]
 }
 PG_EXTENSION = "CREATE EXTENSION IF NOT EXISTS pg_trgm"
 
 
 class TextIndexUnavailable(RuntimeError):
     """The database refuses what the index needs (PostgreSQL: the pg_trgm extension)."""
+
+
+def conversations_containing(text: str) -> QuerySet:
+    """The ids of the conversations whose key or external id, or a turn's user message or
+    reply, contains `text` (`icontains`), as one query: a union of the two lookups, each
+    answered by its index (a condition OR-ed with the turns' would scan every conversation)."""
+    by_name = Conversation.objects.filter(Q(external_id__icontains=text) | Q(key__icontains=text))
+    in_turns = turns_containing(text).values("conversation_id").order_by()
+    return by_name.values("pk").order_by().union(in_turns, all=True)
 
 
 def turns_containing(text: str) -> QuerySet[Turn]:
