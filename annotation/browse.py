@@ -25,6 +25,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce, Substr
 
 from .access import round1_hidden_from, round1_hidden_q
+from .db.textsearch import conversations_containing
 from .models import (
     Annotation,
     Assignment,
@@ -240,8 +241,7 @@ class BrowseFilter(forms.Form):
         rows = Conversation.objects.filter(study=study).visible()
         if f.get("q"):
             text = f["q"]
-            by_name = Q(external_id__icontains=text) | Q(key__icontains=text)
-            rows = rows.filter(by_name | Exists(_turns_with(text)))
+            rows = rows.filter(pk__in=conversations_containing(text))
         if f.get("source"):
             rows = rows.filter(source_format=f["source"])
         for facet in FACETS:
@@ -268,7 +268,8 @@ class BrowseFilter(forms.Form):
 
 
 def _turns_with(text: str) -> QuerySet[Turn]:
-    """The turns of the outer conversation whose user message or reply contains `text`."""
+    """The turns of the outer conversation whose user message or reply contains `text` (a
+    result row's first match: the conversation's few turns, by its index)."""
     found = Q(user_text__icontains=text) | Q(reply_text__icontains=text)
     return Turn.objects.filter(found, conversation_id=OuterRef("pk"))
 

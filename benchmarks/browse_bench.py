@@ -2,12 +2,12 @@
 conversations of 5 turns each, and the time of the browser's page (the view, its queries and
 its template) for each kind of search, then of one conversation's page.
 
-    .venv/bin/python benchmarks/browse_bench.py [--n 10000] [--turns 5] [--runs 7] [--trgm]
+    .venv/bin/python benchmarks/browse_bench.py [--n 10000] [--turns 5] [--runs 7]
 
 It prints, per search, the matches and the median and slowest of --runs requests (after one
-warm-up), in milliseconds. --trgm then adds trigram indexes (pg_trgm, GIN on
-UPPER(user_text) and UPPER(reply_text): what Django's icontains compares) and times the text
-searches again, to show whether such an index would help.
+warm-up), in milliseconds. The text searches read the trigram indexes of migration 0027
+(pg_trgm, GIN on UPPER(user_text) and UPPER(reply_text): what Django's icontains compares);
+benchmarks/search_bench.py times them with and without the index.
 
 The database --database (default cardsort_browse) is dropped and created on the server of
 --pg-url (default postgres://postgres@127.0.0.1:5432), and dropped at the end unless --keep."""
@@ -167,7 +167,7 @@ def searches(groups) -> list[tuple[str, dict]]:
     ]
 
 
-def run(study, lead, groups, runs: int, only_text: bool = False) -> None:
+def run(study, lead, groups, runs: int) -> None:
     from django.test import RequestFactory
 
     from annotation.browse import Choices
@@ -175,47 +175,28 @@ def run(study, lead, groups, runs: int, only_text: bool = False) -> None:
     from annotation.views.browse import browse, conversation
 
     factory = RequestFactory()
-    if not only_text:
-        t = []
-        for _ in range(runs):
-            started = time.perf_counter()
-            Choices.of(study)
-            t.append((time.perf_counter() - started) * 1000)
-        print(f"  {'the form choices alone':<28} {'':>11} {statistics.median(t):6.0f} ms")
+    t = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        Choices.of(study)
+        t.append((time.perf_counter() - started) * 1000)
+    print(f"  {'the form choices alone':<28} {'':>11} {statistics.median(t):6.0f} ms")
     for name, params in searches(groups):
-        if only_text and "q" not in params:
-            continue
         request = factory.get("/", params)
         request.user = lead
         median, worst, db, response = timed(browse, request, study.slug, runs=runs)
         count = response.content.decode().split('id="result-count">', 1)[1].split(" ", 1)[0]
         print(f"  {name:<28} {count:>6} conv " + _figures(median, db, worst))
-    if not only_text:
-        shared = Conversation.objects.filter(study=study, assignments__group=groups[1])
-        target = shared.filter(assignments__group=groups[0]).first()
-        request = factory.get("/")
-        request.user = lead
-        median, worst, db, _ = timed(conversation, request, study.slug, target.pk, runs=runs)
-        print(f"  {'one conversation page':<28} {'':>11} " + _figures(median, db, worst))
+    shared = Conversation.objects.filter(study=study, assignments__group=groups[1])
+    target = shared.filter(assignments__group=groups[0]).first()
+    request = factory.get("/")
+    request.user = lead
+    median, worst, db, _ = timed(conversation, request, study.slug, target.pk, runs=runs)
+    print(f"  {'one conversation page':<28} {'':>11} " + _figures(median, db, worst))
 
 
 def _figures(median: float, db: float, worst: float) -> str:
     return f"{median:6.0f} ms ({db:4.0f} in the database), slowest {worst:4.0f}"
-
-
-def add_trigram_indexes() -> None:
-    from django.db import connection
-
-    started = time.perf_counter()
-    with connection.cursor() as cursor:
-        cursor.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
-        for column in ("user_text", "reply_text"):
-            cursor.execute(
-                f"CREATE INDEX bench_turn_{column}_trgm ON annotation_turn "
-                f"USING gin (UPPER({column}) gin_trgm_ops)"
-            )
-        cursor.execute("ANALYZE annotation_turn")
-    print(f"trigram indexes built in {time.perf_counter() - started:.1f} s")
 
 
 def main() -> None:
@@ -223,7 +204,6 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--turns", type=int, default=5)
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--trgm", action="store_true", help="also time text search with pg_trgm")
     parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
     parser.add_argument(
         "--pg-url", default=os.environ.get("BENCH_PG_URL", "postgres://postgres@127.0.0.1:5432")
@@ -256,10 +236,6 @@ def main() -> None:
                 cursor.execute("VACUUM ANALYZE")
         print(f"the browser's page on PostgreSQL, {args.n} conversations x {args.turns} turns:")
         run(study, lead, groups, args.runs)
-        if args.trgm:
-            add_trigram_indexes()
-            print("text searches with the trigram indexes:")
-            run(study, lead, groups, args.runs, only_text=True)
     finally:
         connection.close()
         if not args.keep:

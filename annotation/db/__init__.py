@@ -9,5 +9,7 @@ json_each, executemany), behind functions that give the same result on both:
 - labels.py, episodes.py: the label and episode imports' writes (COPY on PostgreSQL);
 - arrow.py: a query's rows as an Arrow table (COPY ... TO STDOUT on PostgreSQL);
 - snapshot.py: one snapshot for a reader's many queries (REPEATABLE READ on PostgreSQL);
-- engines.py: each engine's connection options (SQLite's PRAGMAs), read by config/settings.
+- engines.py: each engine's connection options (SQLite's PRAGMAs), read by config/settings;
+- textsearch.py: the browser's text search through an index (pg_trgm GIN on PostgreSQL, an
+  FTS5 trigram table kept by triggers on SQLite), the same turns as `icontains` finds.
 """
