@@ -23,7 +23,7 @@ def drop(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0026_judgescore_episode"),
+        ("annotation", "0032_leadpages_queue_index"),
     ]
 
     operations = [
