@@ -56,7 +56,8 @@ FROM {group_annotators} ga
 JOIN {group} g ON g.id = ga.group_id
 JOIN {assignment} a ON a.group_id = g.id
 JOIN {conversation} c ON c.id = a.conversation_id AND c.study_id = g.study_id
-JOIN {turn} t ON t.conversation_id = c.id""".format(**t)
+JOIN {turn} t ON t.conversation_id = c.id
+WHERE g.unit = 'turn'""".format(**t)
     progress = """
 INSERT INTO {queue_progress} (annotator_id, study_id, cards, done)
 SELECT s.annotator_id, s.study_id,

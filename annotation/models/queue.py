@@ -31,7 +31,7 @@ from django.db.models import F, Q
 from django.db.models.signals import m2m_changed, post_save
 
 from .corpus import Turn
-from .study import Group, Study
+from .study import Group, Study, Unit
 
 
 class QueueCard(models.Model):
@@ -148,7 +148,9 @@ def _tables() -> dict[str, str]:
     return out
 
 
-# every card of the annotators (`users`) in the study, with its place, done and put off
+# every card of the annotators (`users`) in the study, with its place, done and put off: the
+# turns of their groups that label turns (a group whose unit is the episode has no cards;
+# annotation/episodes/queue.py is its members' queue)
 _SELECT = """
 SELECT ga.user_id, g.study_id, g.id, t.id,
     ROW_NUMBER() OVER (PARTITION BY ga.user_id ORDER BY t.conversation_id, t."index"),
@@ -165,7 +167,7 @@ JOIN {group} g ON g.id = ga.group_id
 JOIN {assignment} a ON a.group_id = g.id
 JOIN {conversation} c ON c.id = a.conversation_id AND c.study_id = g.study_id
 JOIN {turn} t ON t.conversation_id = c.id
-WHERE g.study_id = %(study)s {users}"""
+WHERE g.study_id = %(study)s AND g.unit = %(turn_unit)s {users}"""
 
 _COLUMNS = "annotator_id, study_id, group_id, turn_id, ordinal, done, put_off_at, status, answered"
 
@@ -195,7 +197,7 @@ def recount(study_id: int, users: Iterable[int] | None = None) -> list[tuple]:
     if users == []:
         return []
     sql, params = _users_sql("ga.user_id", users)
-    params.update(study=study_id, true=True, false=False)
+    params.update(study=study_id, true=True, false=False, turn_unit=Unit.TURN.value)
     with connection.cursor() as cursor:
         cursor.execute(_select(sql, _tables()), params)
         return cursor.fetchall()
@@ -220,7 +222,7 @@ def rebuild(study_id: int, users: Iterable[int] | None = None) -> None:
     tables = _tables()
     QueueCard.objects.filter(study_id=study_id, annotator_id__in=users).delete()
     sql, params = _users_sql("ga.user_id", users)
-    params.update(study=study_id, true=True, false=False)
+    params.update(study=study_id, true=True, false=False, turn_unit=Unit.TURN.value)
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {tables['queue_card']} ({_COLUMNS})" + _select(sql, tables),

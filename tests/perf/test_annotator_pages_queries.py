@@ -34,12 +34,15 @@ CONTROL = ("BEGIN", "SAVEPOINT", "RELEASE", "COMMIT", "ROLLBACK")
 HTMX = {"HTTP_HX_REQUEST": "true"}
 # each page's queries (session and user included), the same at 20 and 200 conversations
 PINNED = {
-    "next card": 6,  # one seek for the next card (models/queue.next_card), then a redirect
+    # one seek for the next card (models/queue.next_card), then a redirect; one more: does
+    # the user sit in a group whose unit is the episode (episodes/queue.py leads them)
+    "next card": 7,
     "card": 14,  # the card's place, neighbours and progress: one query (queue.place)
     "card htmx": 14,
     "back": 14,
     "next": 14,
-    "study home": 13,  # the progress: one row (queue.progress)
+    # the progress: one row (queue.progress); two more: the user's episode groups, if any
+    "study home": 15,
     "my cards": 7,  # the count kept, a page of places, its turns (views/shared/nav.KeptCards)
     "my cards far": 7,
     "my cards to do": 7,
