@@ -245,9 +245,10 @@ def test_an_import_leaves_the_index_right(study, tmp_path):
 def test_a_rebuilt_turn_table_gets_its_triggers_back_after_migrate(study):
     """Django's SQLite schema editor rebuilds a table to alter it and drops its triggers
     with the old one: after `migrate` (post_migrate) they are back and the index right."""
-    from django.core.management.sql import emit_post_migrate_signal
+    from django.core.management.sql import emit_post_migrate_signal, emit_pre_migrate_signal
 
     make_conversation(study, "c1", n_turns=1)
+    emit_pre_migrate_signal(verbosity=0, interactive=False, db="default")
     with connection.schema_editor() as editor:
         editor._remake_table(Turn)  # what AlterField on Turn does on SQLite
     Turn.objects.filter(conversation__key="c1").update(user_text="written unseen: edge case")

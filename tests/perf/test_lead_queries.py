@@ -24,7 +24,7 @@ CODES = ["code_rollback", "ambiguous_instruction"]
 
 # the queries of each page, whatever the study's size
 PINNED = {
-    ("lead", "study page"): 20,
+    ("lead", "study page"): 23,  # with the episode groups' look-ups (the sessions, the episodes)
     ("lead", "jobs panel"): 10,
     ("lead", "report"): 18,
     ("lead", "time per card"): 7,
