@@ -1,18 +1,28 @@
 """An evidence quote anchored to a span of a turn: the annotator selects text in a message of
 the card (this turn or an earlier one of its conversation) and presses ' (the card's quote
 key); the server finds the selection in the stored text (`locate`) and the card's form
-carries the span (turn, part, start, end) with the quote. On submit the server checks the
-quote is exactly the stored text at that span (`check_span`), whatever the client sent.
+carries the span (turn, part, part index, start, end) with the quote. On submit the server
+checks the quote is exactly the stored text at that span (`check_span`), whatever the client
+sent.
 
 Offsets are [start, end) in Python characters (code points) of the stored text:
-`Turn.user_text` for the part "user", `Turn.reply_text` for "reply" (tool calls and their
-results are not part of the reply's text and cannot be quoted)."""
+`Turn.user_text` for the part "user", `Turn.reply_text` for "reply", and for a reply part
+(`thinking`, `tool_call`, `tool_result`, with `part_index` its position in Turn.reply_parts)
+the text the card shows of it (annotation/episodes/parts.py, as an episode's quotes)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-PARTS = {"user": "user message", "reply": "reply"}
+from .reply_parts import REPLY_PART_KINDS, kind_of, reply_part_text
+
+PARTS = {
+    "user": "user message",
+    "reply": "reply",
+    "thinking": "thinking",
+    "tool_call": "tool call",
+    "tool_result": "tool result",
+}
 # characters the page's Markdown rendering may drop or add around the text a reader selects:
 # `locate` ignores them on both sides, and treats every run of white space as one space
 MARKUP = frozenset("*_`#>~|")
@@ -28,19 +38,49 @@ class EvidenceSpan:
     part: str
     start: int
     end: int
+    part_index: int | None = None  # a reply part's position in Turn.reply_parts
 
     def fields(self) -> dict:
         """The Annotation fields that store the span."""
         return {
             "evidence_turn_id": self.turn_id,
             "evidence_part": self.part,
+            "evidence_part_index": self.part_index,
             "evidence_start": self.start,
             "evidence_end": self.end,
         }
 
 
-def part_text(turn, part: str) -> str:
-    return turn.user_text if part == "user" else turn.reply_text
+def part_text(turn, part: str, part_index: int | None = None) -> str:
+    """The stored text of a part of `turn`; EvidenceError when a reply part's index is not
+    a part of that kind."""
+    if part == "user":
+        return turn.user_text
+    if part == "reply":
+        return turn.reply_text
+    parts = turn.reply_parts or []
+    if part_index is None or not 0 <= part_index < len(parts) or kind_of(parts[part_index]) != part:
+        raise EvidenceError(
+            f"Evidence: turn {turn.index} has no {PARTS.get(part, part)} at part "
+            f"{part_index}; select the text in an unfolded {PARTS.get(part, part)} again."
+        )
+    return reply_part_text(parts[part_index])
+
+
+def where_of(turn, part: str, part_index: int | None = None) -> str:
+    """The part in words: "turn 3's reply", "turn 3's tool result (part 2)"."""
+    index = f" (part {part_index})" if part in REPLY_PART_KINDS else ""
+    return f"turn {turn.index}'s {PARTS[part]}{index}"
+
+
+def check_part(part: str, part_index) -> None:
+    """A known part, with an index for a reply part and none for user or reply."""
+    if part not in PARTS:
+        raise EvidenceError(f"Evidence: unknown part {part!r} (choose {', '.join(PARTS)}).")
+    if part in REPLY_PART_KINDS and part_index is None:
+        raise EvidenceError(f"Evidence: a quote from a {PARTS[part]} needs its part index.")
+    if part not in REPLY_PART_KINDS and part_index is not None:
+        raise EvidenceError(f"Evidence: a quote from the {PARTS[part]} takes no part index.")
 
 
 def check_quote(text: str, start: int, end: int, quote: str, where: str = "the text") -> str:
@@ -86,13 +126,12 @@ def check_span(card, span: EvidenceSpan, quote: str) -> str:
     """The server's rule for a span posted with a quote (form, API): a turn of the card's
     conversation up to the card, a known part, and the quote at the span. Returns the quote
     as stored there (what the annotation keeps)."""
-    if span.part not in PARTS:
-        raise EvidenceError(
-            f"Evidence: unknown part {span.part!r} (choose {' or '.join(sorted(PARTS))})."
-        )
+    check_part(span.part, span.part_index)
     turn = source_turn(card, span.turn_id)
-    where = f"turn {turn.index}'s {PARTS[span.part]}"
-    return check_quote(part_text(turn, span.part), span.start, span.end, quote, where)
+    text = part_text(turn, span.part, span.part_index)
+    return check_quote(
+        text, span.start, span.end, quote, where_of(turn, span.part, span.part_index)
+    )
 
 
 def _normalised(text: str) -> tuple[str, list[int]]:
@@ -142,26 +181,29 @@ def from_selection(card, post) -> dict:
     try:
         turn_id = int(post.get("turn", ""))
         hint = int(post["hint"]) if post.get("hint") not in (None, "") else None
+        index = post.get("part_index")
+        part_index = int(index) if index not in (None, "") else None
     except ValueError:
         raise EvidenceError("Evidence: select text inside a message, then press '.") from None
     if part not in PARTS:
         raise EvidenceError(
-            "Evidence: select text in a user message or a reply (not a tool call, a heading "
-            "or the labels), then press '."
+            "Evidence: select text in a user message, a reply, or an unfolded tool call, "
+            "tool result or thinking (not a heading or the labels), then press '."
         )
+    check_part(part, part_index)
     turn = source_turn(card, turn_id)
-    text = part_text(turn, part)
-    where = f"turn {turn.index}'s {PARTS[part]}"
+    text = part_text(turn, part, part_index)
+    where = where_of(turn, part, part_index)
     found = locate(text, quote, hint)
     if found is None:
         shown = quote.strip() if len(quote.strip()) <= 60 else quote.strip()[:57] + "..."
         raise EvidenceError(
             f"Evidence: “{shown}” is not in the stored text of {where}; select text within "
-            "one message (tool calls and their results cannot be quoted)."
+            "one message or one part."
         )
     start, end = found
     return {
-        "span": EvidenceSpan(turn.pk, part, start, end),
+        "span": EvidenceSpan(turn.pk, part, start, end, part_index),
         "span_turn": turn,
         "quote": text[start:end],
     }
@@ -190,7 +232,9 @@ def from_form(card, form) -> dict:
         turn_id, start, end = (
             int(data.get(n, "")) for n in ("evidence_turn", "evidence_start", "evidence_end")
         )
-        span = EvidenceSpan(turn_id, data.get("evidence_part", ""), start, end)
+        index = data.get("evidence_part_index")
+        part_index = int(index) if index not in (None, "") else None
+        span = EvidenceSpan(turn_id, data.get("evidence_part", ""), start, end, part_index)
         quote = check_span(card, span, text)
     except (ValueError, EvidenceError) as e:
         reason = str(e) if isinstance(e, EvidenceError) else "Evidence: the span is not numbers."
@@ -212,7 +256,9 @@ def span_at_index(card, given: dict, quote: str) -> tuple[EvidenceSpan, str]:
             f"Evidence: turn {given['turn']} is not this card's turn or an earlier turn of "
             f"its conversation; quote from turns 1-{card.index} only."
         )
-    span = EvidenceSpan(turn_id, given["part"], given["start"], given["end"])
+    span = EvidenceSpan(
+        turn_id, given["part"], given["start"], given["end"], given.get("part_index")
+    )
     return span, check_span(card, span, quote)
 
 

@@ -48,6 +48,8 @@ class AnnotationForm(forms.Form):
     evidence_part = forms.CharField(required=False)
     evidence_start = forms.IntegerField(required=False, min_value=0)
     evidence_end = forms.IntegerField(required=False, min_value=0)
+    # a reply part's position (a quote from a tool call, a tool result or thinking)
+    evidence_part_index = forms.IntegerField(required=False, min_value=0)
 
     def __init__(self, *args, types: list[Type], card=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -83,7 +85,7 @@ class AnnotationForm(forms.Form):
                 "Evidence: a quote's span needs its turn, part, start and end; select the "
                 "text in a message again and press '."
             )
-        span = EvidenceSpan(*values)
+        span = EvidenceSpan(*values, data.get("evidence_part_index"))
         try:
             data["evidence"] = check_span(self.card, span, data.get("evidence") or "")
         except EvidenceError as e:

@@ -394,6 +394,7 @@ class ReplyItem:
     text: str | None = None  # a stretch of Turn.reply_text
     part: dict | None = None  # one of Turn.reply_parts
     offset: int = 0  # where the stretch starts in Turn.reply_text (the quote key's hint)
+    index: int | None = None  # a part's position in Turn.reply_parts (a quote's part_index)
 
 
 def reply_sequence(turn) -> list[ReplyItem]:
@@ -403,22 +404,23 @@ def reply_sequence(turn) -> list[ReplyItem]:
     [[offset in reply_text, parts before it], ...]); without it the text comes first, then
     the parts. The pieces of text are the stored text's own stretches (no character lost
     but the blank line between two pieces)."""
-    text, parts = turn.reply_text or "", list(turn.reply_parts or [])
+    text = turn.reply_text or ""
+    parts = [ReplyItem(part=p, index=i) for i, p in enumerate(turn.reply_parts or [])]
     order = _valid_order((turn.metadata or {}).get("reply_order"), len(text), len(parts))
     if not order:
-        return ([ReplyItem(text=text)] if text else []) + [ReplyItem(part=p) for p in parts]
+        return ([ReplyItem(text=text)] if text else []) + parts
     items: list[ReplyItem] = []
     shown = 0
     for i, (offset, before) in enumerate(order):
         end = order[i + 1][0] if i + 1 < len(order) else len(text)
-        items += [ReplyItem(part=p) for p in parts[shown:before]]
+        items += parts[shown:before]
         shown = max(shown, before)
         piece = text[offset:end]
         if piece.endswith("\n\n") and i + 1 < len(order):
             piece = piece[:-2]
         if piece:
             items.append(ReplyItem(text=piece, offset=offset))
-    return items + [ReplyItem(part=p) for p in parts[shown:]]
+    return items + parts[shown:]
 
 
 def _valid_order(order: Any, text_length: int, n_parts: int) -> list[tuple[int, int]]:

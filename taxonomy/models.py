@@ -28,50 +28,123 @@ class Taxonomy(models.Model):
 
     @classmethod
     def load_preset(cls, slug: str) -> TaxonomyVersion:
-        """Return version 1 of a preset taxonomy, creating it from its data file once."""
-        existing = TaxonomyVersion.objects.filter(taxonomy__slug=slug, number=1).first()
-        if existing:
-            return existing
+        """Return the latest version of a preset taxonomy (what a new study starts on),
+        creating it once: from its data file, and for a preset whose file says it evolved
+        (`"version": N, "evolution": {"from": N-1, "recast": ...}`) from its earlier version
+        (presets/history/SLUG.vN-1.json) through TaxonomyVersion.derive, so that studies on
+        the earlier version can move to it (annotation/evolution/). A preset version is
+        marked `preset_version`; a study's own versions are not."""
         path = PRESET_DIR / f"{slug}.json"
         if not path.exists():
             known = ", ".join(sorted(p.stem for p in PRESET_DIR.glob("*.json")))
             raise ValueError(f"unknown taxonomy preset {slug!r} (known: {known})")
-        return cls.create_from_data(json.loads(path.read_text(encoding="utf-8")))
+        data = json.loads(path.read_text(encoding="utf-8"))
+        latest = data.get("version", 1)
+        existing = TaxonomyVersion.objects.filter(
+            taxonomy__slug=slug, preset_version=latest
+        ).first()
+        return existing or _preset_version(slug, latest, data)
 
     @classmethod
     @transaction.atomic
-    def create_from_data(cls, data: dict) -> TaxonomyVersion:
+    def create_from_data(cls, data: dict, preset_version: int | None = None) -> TaxonomyVersion:
         taxonomy = cls.objects.create(
             slug=data["slug"],
             name=data["name"],
             description=data.get("description", ""),
             source=data.get("source", ""),
         )
-        version = TaxonomyVersion.objects.create(taxonomy=taxonomy, number=1)
+        version = TaxonomyVersion.objects.create(
+            taxonomy=taxonomy, number=1, preset_version=preset_version
+        )
         for a_order, axis_data in enumerate(data["axes"]):
-            axis = Axis.objects.create(
-                version=version,
-                code=axis_data["code"],
-                name=axis_data["name"],
-                multi_select=axis_data.get("multi_select", True),
-                max_labels=axis_data.get("max_labels"),
-                order=a_order,
-            )
-            for c_order, cat_data in enumerate(axis_data["categories"]):
-                category = Category.objects.create(axis=axis, name=cat_data["name"], order=c_order)
-                for t_order, type_data in enumerate(cat_data["types"]):
-                    Type.objects.create(
-                        category=category,
-                        axis=axis,
-                        code=type_data["code"],
-                        name=type_data["name"],
-                        definition=type_data.get("definition", ""),
-                        example=type_data.get("example", ""),
-                        hotkey=type_data.get("hotkey", ""),
-                        reported_share=type_data.get("share"),
-                        order=t_order,
-                    )
+            _create_axis(version, axis_data, a_order)
         return version
+
+
+def _create_axis(version: TaxonomyVersion, axis_data: dict, order: int, hotkey=None) -> Axis:
+    """An axis of `version` from preset data ({code, name, multi_select, max_labels, when,
+    categories: [{name, types: [{code, name, definition, example, hotkey, share}]}]}).
+    `hotkey(type data)`: the key a new type takes (default: the data's own)."""
+    axis = Axis.objects.create(
+        version=version,
+        code=axis_data["code"],
+        name=axis_data["name"],
+        multi_select=axis_data.get("multi_select", True),
+        max_labels=axis_data.get("max_labels"),
+        when=axis_data.get("when") or {},
+        order=order,
+    )
+    for c_order, cat_data in enumerate(axis_data["categories"]):
+        category = Category.objects.create(axis=axis, name=cat_data["name"], order=c_order)
+        for t_order, type_data in enumerate(cat_data["types"]):
+            Type.objects.create(
+                category=category,
+                axis=axis,
+                code=type_data["code"],
+                name=type_data["name"],
+                definition=type_data.get("definition", ""),
+                example=type_data.get("example", ""),
+                hotkey=hotkey(type_data) if hotkey else type_data.get("hotkey", ""),
+                reported_share=type_data.get("share"),
+                order=t_order,
+            )
+    return axis
+
+
+PRESET_HISTORY = PRESET_DIR / "history"
+
+
+def preset_data(slug: str, version: int) -> dict:
+    """A preset's data as of its `version`: the preset file for its latest version, the
+    history file (presets/history/SLUG.vN.json) for an earlier one."""
+    data = json.loads((PRESET_DIR / f"{slug}.json").read_text(encoding="utf-8"))
+    if data.get("version", 1) == version:
+        return data
+    path = PRESET_HISTORY / f"{slug}.v{version}.json"
+    if not path.exists():
+        raise ValueError(f"taxonomy preset {slug!r} has no version {version} ({path.name})")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def preset_evolution(data: dict) -> dict:
+    """The derive() spec that makes a preset version from the one before it: its
+    `evolution` with each recast's new axes ("into": axis codes of the data) filled in from
+    the data's axes."""
+    evolution = data.get("evolution") or {}
+    axes = {a["code"]: a for a in data["axes"]}
+    spec: dict = {}
+    for key in ("add", "rename", "merge", "split"):
+        if key in evolution:
+            spec[key] = evolution[key]
+    if "recast" in evolution:
+        spec["recast"] = [
+            {**item, "into": [axes[code] for code in item["into"]]} for item in evolution["recast"]
+        ]
+    return spec
+
+
+@transaction.atomic
+def _preset_version(slug: str, version: int, data: dict | None = None) -> TaxonomyVersion:
+    """Preset `slug`'s version `version`, made once (see Taxonomy.load_preset)."""
+    taxonomy = Taxonomy.objects.select_for_update().filter(slug=slug).first()
+    existing = TaxonomyVersion.objects.filter(taxonomy__slug=slug, preset_version=version).first()
+    if existing:
+        return existing
+    data = data or preset_data(slug, version)
+    evolution = data.get("evolution")
+    if not evolution:
+        if taxonomy is not None:
+            raise ValueError(
+                f"taxonomy {slug!r} exists without its preset version {version}: "
+                "it was not made from the preset"
+            )
+        return Taxonomy.create_from_data(data, preset_version=version)
+    parent = _preset_version(slug, evolution["from"])
+    new, _ = parent.derive(**preset_evolution(data))
+    new.preset_version = version
+    new.save(update_fields=["preset_version"])
+    return new
 
 
 class TaxonomyVersion(models.Model):
@@ -84,6 +157,8 @@ class TaxonomyVersion(models.Model):
     # the single keys of the types that earlier versions had and this one has not (merged,
     # split away): never given to another type (taxonomy/keys.py)
     retired_keys = models.CharField(max_length=64, blank=True, default="")
+    # which version of its preset this is (Taxonomy.load_preset), null for a study's own
+    preset_version = models.PositiveSmallIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -129,33 +204,63 @@ class TaxonomyVersion(models.Model):
                     f"{axis.name}: at most {limit} type(s) per card. "
                     f"Got {codes} (axis {axis.code!r})."
                 )
+        conditional = [c[0].axis for c in per_axis.values() if c[0].axis.when]
+        if conditional:
+            axes = {a.code: a for a in self.axes.all()}
+            chosen_codes = {
+                axis.code: [t.code for t in c] for c in per_axis.values() for axis in [c[0].axis]
+            }
+            for axis in conditional:
+                check_when(axis, chosen_codes, axes)
+
+    def axis_conditions(self) -> dict[str, dict[str, list[str]]]:
+        """{axis code: its `when`} of the axes that have one."""
+        return {a.code: a.when for a in self.axes.all() if a.when}
 
     def code_map(self) -> dict[str, list[str]]:
         """`mapping` as {old code: [new codes]}: one code for a kept, renamed or merged type,
-        several for a split one (each label of it waits for its annotator to choose), none
-        for a type dropped on purpose. Versions made before merge and split stored
-        {old: new code or null}; both read the same here."""
+        several for a split one (each label of it waits for its annotator to choose) or a
+        recast one (fan_outs: the label takes them all, one on each new axis), none for a
+        type dropped on purpose. Versions made before merge and split stored {old: new code
+        or null}; both read the same here. A recast type is stored {"each": [codes]}."""
         out: dict[str, list[str]] = {}
         for old, new in (self.mapping or {}).items():
             if new is None:
                 out[old] = []
             elif isinstance(new, str):
                 out[old] = [new]
+            elif isinstance(new, dict):
+                out[old] = list(new["each"])
             else:
                 out[old] = list(new)
         return out
 
+    def fan_outs(self) -> set[str]:
+        """The old codes of recast types: each goes to all of its new codes at once (one on
+        each of the axes that replaced its axis), nothing for an annotator to choose."""
+        return {old for old, new in (self.mapping or {}).items() if isinstance(new, dict)}
+
+    def split_codes(self) -> set[str]:
+        """The old codes of split types: each label of one waits for its annotator."""
+        fan_outs = self.fan_outs()
+        return {c for c, t in self.code_map().items() if len(t) > 1 and c not in fan_outs}
+
     def changes(self) -> dict:
         """What this version changed against its parent, read from the mapping and the two
         versions' types: {"added": [Type], "renamed": [(old name, Type)], "merged":
-        [([old Type], Type)], "split": [(old Type, [Type])]} (empty lists for version 1)."""
-        out: dict = {"added": [], "renamed": [], "merged": [], "split": []}
+        [([old Type], Type)], "split": [(old Type, [Type])], "recast": [(old Type, [Type, one
+        per new axis])]} (empty lists for version 1)."""
+        out: dict = {"added": [], "renamed": [], "merged": [], "split": [], "recast": []}
         if self.parent_id is None:
             return out
         old, new, mapping = self.parent.types_by_code(), self.types_by_code(), self.code_map()
+        fan_outs = self.fan_outs()
         sources: dict[str, list[str]] = {}
         for code, targets in mapping.items():
-            if len(targets) == 1:
+            if code in fan_outs:
+                if code in old:
+                    out["recast"].append((old[code], [new[t] for t in targets if t in new]))
+            elif len(targets) == 1:
                 sources.setdefault(targets[0], []).append(code)
             elif len(targets) > 1 and code in old:
                 out["split"].append((old[code], [new[t] for t in targets if t in new]))
@@ -177,6 +282,7 @@ class TaxonomyVersion(models.Model):
         rename: dict[str, str] | None = None,
         merge: list[dict] | None = None,
         split: list[dict] | None = None,
+        recast: list[dict] | None = None,
     ) -> tuple[TaxonomyVersion, dict[str, str]]:
         """A new version: a copy of this one with the changes, and `mapping` {old code: [new
         codes]} recording them (code_map). Returns (version, {new type's name: its code})
@@ -201,6 +307,15 @@ class TaxonomyVersion(models.Model):
         `split`: [{"code": old code, "into": [{"name", "definition", "example"} or a name,
         at least two]}]: the type is replaced by the parts, in its category; its labels
         wait for their annotators to say which part(s) (annotation/evolution/).
+        `recast`: [{"axis": an axis code, "into": [axis data as a preset has it (code, name,
+        multi_select, max_labels, when, categories with their types, each with its code)],
+        "map": {each type code of the axis: [new codes, at most one per new axis]}}]: the
+        axis is replaced by the new axes, in its place, and each of its types by the types
+        it maps to, all of them: a label of it carries one code on each of those axes
+        (stored {"each": [codes]}, TaxonomyVersion.fan_outs), nothing for anyone to choose.
+        The new axes' conditions (`when`) must hold for every mapped set. A recast type's
+        key goes to the first of its new types that has none yet (pressed, it still picks
+        part of what it meant); the other new types take keys never used.
         Raises ValueError naming the change and the code when a change cannot be made;
         nothing is created then."""
         add, rename, merge, split = add or [], rename or {}, merge or [], split or []
@@ -208,12 +323,30 @@ class TaxonomyVersion(models.Model):
         Taxonomy.objects.select_for_update().get(pk=self.taxonomy_id)
         known = self.types_by_code()
         mapping, merges = _plan_changes(known, rename, merge, split)
+        used_codes = set(
+            Type.objects.filter(axis__version__taxonomy_id=self.taxonomy_id).values_list(
+                "code", flat=True
+            )
+        )
+        recasts = _plan_recast(self, known, rename, mapping, recast or [], used_codes)
         number = self.taxonomy.versions.aggregate(n=models.Max("number"))["n"] + 1
         # the keys as the annotators know them: the form's, stored ones and handed-out ones
         shown = type_keys(self.type_list(), self.retired_keys)
         kept_keys = {c: k for c, k in shown.items() if len(k) == 1 and mapping.get(c) == [c]}
+        # a recast type's key goes to the first of its new types without one yet: the key
+        # still picks (part of) what it meant
+        inherited: dict[str, str] = {}
+        for code in known:
+            targets = mapping.get(code)
+            key = shown.get(code, "")
+            if isinstance(targets, dict) and len(key) == 1:
+                free = [t for t in targets["each"] if t not in inherited]
+                if free:
+                    inherited[free[0]] = key
         retired = set(self.retired_keys) | {
-            k for c, k in shown.items() if len(k) == 1 and c not in kept_keys
+            k
+            for c, k in shown.items()
+            if len(k) == 1 and c not in kept_keys and k not in inherited.values()
         }
         new = TaxonomyVersion.objects.create(
             taxonomy_id=self.taxonomy_id,
@@ -225,15 +358,35 @@ class TaxonomyVersion(models.Model):
         axes: dict[str, Axis] = {}
         categories: dict[tuple[str, str], Category] = {}
         by_id: dict[int, Category] = {}
+        hotkeys = set(kept_keys.values()) | set(inherited.values())
+
+        def recast_key(type_data: dict) -> str:
+            if type_data["code"] in inherited:
+                return inherited[type_data["code"]]
+            hotkey = fresh_key(hotkeys, retired)
+            hotkeys.add(hotkey)
+            return hotkey
+
+        order = 0
         for axis in self.axes.prefetch_related("categories__types"):
+            if axis.code in recasts:
+                for axis_data in recasts[axis.code]["into"]:
+                    made = _create_axis(new, axis_data, order, hotkey=recast_key)
+                    axes[made.code] = made
+                    for category in made.categories.all():
+                        categories[(made.code, category.name)] = category
+                    order += 1
+                continue
             new_axis = Axis.objects.create(
                 version=new,
                 code=axis.code,
                 name=axis.name,
                 multi_select=axis.multi_select,
                 max_labels=axis.max_labels,
-                order=axis.order,
+                when=axis.when,
+                order=order,
             )
+            order += 1
             axes[axis.code] = new_axis
             for category in axis.categories.all():
                 new_cat = Category.objects.create(
@@ -256,12 +409,13 @@ class TaxonomyVersion(models.Model):
                     for t in category.types.all()
                     if mapping.get(t.code) == [t.code]
                 )
-        used_codes = set(
-            Type.objects.filter(axis__version__taxonomy_id=self.taxonomy_id).values_list(
-                "code", flat=True
-            )
-        )
-        hotkeys = set(kept_keys.values())
+        used_codes |= {
+            t["code"]
+            for item in recasts.values()
+            for a in item["into"]
+            for c in a["categories"]
+            for t in c["types"]
+        }
         created: dict[str, str] = {}
 
         def make(category: Category, item: dict, order: int) -> str:
@@ -319,6 +473,134 @@ class TaxonomyVersion(models.Model):
         new.mapping = mapping
         new.save(update_fields=["mapping"])
         return new, created
+
+
+def _plan_recast(
+    version: TaxonomyVersion,
+    known: dict[str, Type],
+    rename: dict[str, str],
+    mapping: dict[str, list[str]],
+    recast: list[dict],
+    used_codes: set[str],
+) -> dict[str, dict]:
+    """Check the recasts against the version (derive's `recast`) and record each recast
+    type in `mapping` as {"each": [new codes]}. Returns {old axis code: the recast}."""
+    axes = {a.code: a for a in version.axes.all()}
+    # a code already used means the same thing again only on an axis of the same code (a
+    # study's own version recast as its preset was)
+    used_on: dict[str, set[str]] = {}
+    for code, axis_code in Type.objects.filter(
+        axis__version__taxonomy_id=version.taxonomy_id
+    ).values_list("code", "axis__code"):
+        used_on.setdefault(code, set()).add(axis_code)
+    out: dict[str, dict] = {}
+    for item in recast:
+        code = item.get("axis")
+        what = f"recast of axis {code!r}"
+        if code not in axes:
+            raise ValueError(f"{what}: unknown axis (axes: {', '.join(axes)})")
+        if code in out:
+            raise ValueError(f"{what}: the axis is recast twice")
+        into = item.get("into") or []
+        if not into:
+            raise ValueError(f"{what}: say the axes it becomes")
+        out[code] = item
+    new_axes: dict[str, dict] = {}
+    for code, item in out.items():
+        for axis_data in item["into"]:
+            a = axis_data.get("code")
+            if not a or not axis_data.get("name") or not axis_data.get("categories"):
+                raise ValueError(f"recast of axis {code!r}: a new axis needs a code, a name "
+                                 f"and categories, got {a!r}")  # fmt: skip
+            if a in new_axes or (a in axes and a not in out):
+                raise ValueError(f"recast of axis {code!r}: axis code {a!r} is already taken")
+            new_axes[a] = axis_data
+    remaining = {c: [t.code for t in known.values() if t.axis.code == c] for c in axes}
+    axis_types: dict[str, set[str]] = {c: set(v) for c, v in remaining.items() if c not in out}
+    new_code_axis: dict[str, str] = {}
+    for a, axis_data in new_axes.items():
+        axis_types[a] = set()
+        for category in axis_data["categories"]:
+            for t in category.get("types") or []:
+                tc = t.get("code")
+                if not tc or not t.get("name"):
+                    raise ValueError(f"axis {a!r}: a new type needs a code and a name")
+                if (tc in used_codes and used_on.get(tc, set()) != {a}) or tc in new_code_axis:
+                    raise ValueError(
+                        f"axis {a!r}: type code {tc!r} was already used in this taxonomy "
+                        "(a code means one thing for good)"
+                    )
+                new_code_axis[tc] = a
+                axis_types[a].add(tc)
+    for a, axis_data in new_axes.items():
+        for other, codes in (axis_data.get("when") or {}).items():
+            if other not in axis_types or not set(codes) <= axis_types[other]:
+                raise ValueError(
+                    f"axis {a!r}: its condition names axis {other!r} and codes "
+                    f"{', '.join(codes)}, which the new version does not have"
+                )
+    for code, item in out.items():
+        what = f"recast of axis {code!r}"
+        own = remaining[code]
+        given = item.get("map") or {}
+        unknown = sorted(set(given) - set(own))
+        if unknown:
+            raise ValueError(f"{what}: {', '.join(unknown)} not a type of the axis")
+        targets_of = {a["code"] for a in item["into"]}
+        for old in own:
+            if old in rename or mapping.get(old) != [old]:
+                raise ValueError(f"{what}: {old!r} is also renamed, merged or split")
+            targets = list(dict.fromkeys(given.get(old) or []))
+            if not targets:
+                raise ValueError(f"{what}: no place for type {old!r} (map it to new codes)")
+            on = [new_code_axis.get(t) for t in targets]
+            if any(a not in targets_of for a in on):
+                raise ValueError(
+                    f"{what}: {old!r} maps to {', '.join(targets)}, not all codes of its "
+                    f"new axes ({', '.join(sorted(targets_of))})"
+                )
+            if len(set(on)) < len(on):
+                raise ValueError(f"{what}: {old!r} maps to two codes of one axis")
+            chosen = {a: [t] for a, t in zip(on, targets, strict=True)}
+            for a in on:
+                when = {k: v for k, v in (new_axes[a].get("when") or {}).items() if k in targets_of}
+                names = {k: v["name"] for k, v in new_axes.items()}
+                problem = when_error(a, new_axes[a]["name"], when, chosen, names)
+                if problem:
+                    raise ValueError(f"{what}: {old!r} -> {', '.join(targets)}: {problem}")
+            mapping.pop(old)
+            mapping[old] = {"each": targets}
+    return out
+
+
+def when_error(
+    code: str,
+    name: str,
+    when: dict[str, list[str]],
+    chosen: dict[str, list[str]],
+    names: dict[str, str] | None = None,
+) -> str | None:
+    """Why the codes chosen on axis `code` break its condition `when` ({other axis: [codes],
+    each to hold: a label of this axis only when that axis has one of those codes}), given
+    the whole label `chosen` ({axis: [codes]}); None when they do not."""
+    for other, codes in (when or {}).items():
+        if not set(chosen.get(other) or ()) & set(codes):
+            shown = (names or {}).get(other, other)
+            has = ", ".join(chosen.get(other) or ()) or "none"
+            return (
+                f"{name}: only when {shown} is {' or '.join(codes)} (axis {code!r}); "
+                f"got {', '.join(chosen.get(code) or ())} with {shown} {has}."
+            )
+    return None
+
+
+def check_when(axis: Axis, chosen: dict[str, list[str]], axes: dict[str, Axis]) -> None:
+    """ValueError naming the axis when the label `chosen` ({axis: [codes]}) breaks the
+    condition of `axis` (which has codes in it)."""
+    names = {c: a.name for c, a in axes.items()}
+    problem = when_error(axis.code, axis.name, axis.when, chosen, names)
+    if problem:
+        raise ValueError(problem)
 
 
 def _part(part) -> dict:
@@ -395,6 +677,10 @@ class Axis(models.Model):
     name = models.CharField(max_length=200)
     multi_select = models.BooleanField(default=True)
     max_labels = models.PositiveSmallIntegerField(null=True, blank=True)
+    # a condition ({other axis code: [its type codes]}): a label may hold a type of this axis
+    # only when it holds one of those codes on the other axis (check_selection, the
+    # episodes' check_labels, the page's labels.js); {} for none
+    when = models.JSONField(default=dict, blank=True)
     order = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
@@ -413,6 +699,26 @@ class Axis(models.Model):
         if self.max_labels:
             return f"at most {self.max_labels}"
         return "any number"
+
+    @property
+    def condition(self) -> str:
+        """The axis's condition (`when`) in words, as the labels form shows it ("" none)."""
+        if not self.when:
+            return ""
+        names = dict(
+            Axis.objects.filter(version_id=self.version_id, code__in=list(self.when)).values_list(
+                "code", "name"
+            )
+        )
+        return "; ".join(
+            f"only when {names.get(other, other)} is {' or '.join(codes)}"
+            for other, codes in self.when.items()
+        )
+
+    @property
+    def when_json(self) -> str:
+        """`when` as JSON, for the page (data-when, labels.js)."""
+        return json.dumps(self.when, separators=(",", ":")) if self.when else ""
 
 
 class Category(models.Model):

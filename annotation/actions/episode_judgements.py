@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
+from taxonomy.models import when_error
+
 from ..episodes import rounds
 from ..episodes.reasons import INVALID_REASONS
 from ..models import Episode, EpisodeJudgement, Group, RoundClosed, Source
@@ -66,6 +68,14 @@ def read(data, types: list) -> Posted:
                 f"{axis.name}: at most {limit} type{'s' if limit > 1 else ''}; you ticked "
                 f"{len(codes)} ({names}). Untick one. Nothing was saved."
             )
+    # an axis's condition (Axis.when: damage locus only when the severity is DS2 or DS3),
+    # the cards' and the imports' rule
+    axes = {t.axis.code: t.axis for t in types}
+    names = {code: axis.name for code, axis in axes.items()}
+    for axis_code in labels:
+        problem = when_error(axis_code, names[axis_code], axes[axis_code].when, labels, names)
+        if problem:
+            raise JudgementError(f"{problem} Nothing was saved.")
     return Posted(True, "", labels)
 
 

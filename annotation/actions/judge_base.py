@@ -9,6 +9,8 @@ from collections.abc import Callable
 
 from django.utils import timezone
 
+from taxonomy.models import when_error
+
 from ..judges import llm_annotate as llm
 from ..models import JudgeRun, JudgeRunStatus
 
@@ -161,7 +163,11 @@ def chosen_types(scores: dict, types: dict, threshold: float) -> list:
             continue
         per_axis[axis.pk] = per_axis.get(axis.pk, 0) + 1
         chosen.append(t)
-    return chosen
+    # an axis labelled only under a condition (Axis.when) keeps its types when it holds
+    labels: dict[str, list[str]] = {}
+    for t in chosen:
+        labels.setdefault(t.axis.code, []).append(t.code)
+    return [t for t in chosen if not when_error(t.axis.code, t.axis.name, t.axis.when, labels)]
 
 
 def unit_word(run: JudgeRun) -> str:

@@ -10,6 +10,7 @@ from rest_framework import serializers
 from taxonomy.models import TaxonomyVersion, Type
 
 from .. import conversation_keys
+from ..evidence import PARTS as EVIDENCE_PARTS
 from ..importers.annotations import LabelRecordError, resolve_labels
 from .common import ClosedSerializer, PageQuerySerializer, StrictIntegerField, TextField
 
@@ -69,6 +70,8 @@ class AxisOutputSerializer(serializers.Serializer):
     name = serializers.CharField()
     multi_select = serializers.BooleanField()
     max_labels = serializers.IntegerField(allow_null=True)
+    # the axis is labelled only when another axis holds one of these codes ({} none)
+    when = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))
     categories = CategoryOutputSerializer(many=True)
 
 
@@ -102,7 +105,14 @@ class EvidenceSpanInputSerializer(ClosedSerializer):
     turn = StrictIntegerField(
         min_value=1, help_text="1-based index of the turn: the card's or an earlier one"
     )
-    part = serializers.ChoiceField(choices=["user", "reply"])
+    part = serializers.ChoiceField(choices=list(EVIDENCE_PARTS))
+    part_index = StrictIntegerField(
+        min_value=0,
+        required=False,
+        allow_null=True,
+        help_text="a reply part's (thinking, tool_call, tool_result) 0-based position in the "
+        "turn's reply parts; absent for user and reply",
+    )
     start = StrictIntegerField(min_value=0, help_text="first character, 0-based")
     end = StrictIntegerField(min_value=1, help_text="one past the last character")
 
@@ -125,12 +135,15 @@ class MyAnnotationOutputSerializer(serializers.Serializer):
     def get_evidence_span(self, annotation) -> dict | None:
         if annotation.evidence_turn_id is None:
             return None
-        return {
+        span = {
             "turn": annotation.evidence_turn.index,
             "part": annotation.evidence_part,
             "start": annotation.evidence_start,
             "end": annotation.evidence_end,
         }
+        if annotation.evidence_part_index is not None:
+            span["part_index"] = annotation.evidence_part_index
+        return span
 
 
 class CardDetailOutputSerializer(serializers.Serializer):

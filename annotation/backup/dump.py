@@ -71,6 +71,8 @@ def _write(study, out, counts: Counter) -> None:
         lookup = {f"{TO_TAXONOMY[label]}__in": taxonomies}
         _block(label, graph.model(label).objects.filter(**lookup), out, counts)
     for label in graph.STUDY_MODELS:
+        if label in graph.DERIVED:  # rebuilt on load
+            continue
         rows = graph.model(label).objects.filter(**{graph.scope_path(label): study.pk})
         _block(label, rows, out, counts)
     _files(study, out, counts)

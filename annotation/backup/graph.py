@@ -53,7 +53,13 @@ STUDY_MODELS = (
     "annotation.EpisodeSeen",
     "annotation.JudgeRun",
     "annotation.JudgeScore",
+    "annotation.QueueProgress",
+    "annotation.QueueCard",
 )
+
+# Rows kept from the others (annotation/models/queue.py: each annotator's cards and counts):
+# never written to a study file; load_study rebuilds them from the rows it loaded.
+DERIVED = ("annotation.QueueProgress", "annotation.QueueCard")
 
 # The taxonomy's models, parents first; they are matched by natural key on load.
 TAXONOMY_MODELS = (

@@ -131,7 +131,9 @@ class Loader:
 
     def _block(self, record: dict, where: str) -> Block:
         label = record["model"]
-        if label not in graph.STUDY_MODELS and label not in graph.TAXONOMY_MODELS:
+        if label in graph.DERIVED or (
+            label not in graph.STUDY_MODELS and label not in graph.TAXONOMY_MODELS
+        ):
             raise BackupError(f"{where}: model {label} is not part of a study here")
         if label in self.done:
             raise BackupError(f"{where}: a second block of {label}")
@@ -186,6 +188,10 @@ class Loader:
     def _finish(self, end: dict, where: str) -> None:
         self._apply_fixups()
         self._apply_json()
+        if self.study is not None:  # graph.DERIVED: the annotators' kept queues
+            from ..models.queue import rebuild
+
+            rebuild(self.study.pk)
         expected = Counter(end.get("counts", {}))
         got = Counter({k: v for k, v in self.counts.items() if k != "users created"})
         for label in set(expected) | set(got):

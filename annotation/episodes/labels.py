@@ -1,17 +1,24 @@
 """An episode's labels: {axis code: [type codes]} on the study's taxonomy, checked like a
-card's (each code a type of that axis, the axis's selection limit)."""
+card's (each code a type of that axis, the axis's selection limit, the axis's condition:
+Axis.when)."""
 
 from __future__ import annotations
 
-from taxonomy.models import TaxonomyVersion
+from taxonomy.models import TaxonomyVersion, when_error
 
 
 def axes_of(version: TaxonomyVersion) -> dict[str, dict]:
-    """{axis code: {"codes": set of its type codes, "limit": max types or None}}."""
+    """{axis code: {"codes": set of its type codes, "limit": max types or None, "name",
+    "when": its condition}}."""
     axes: dict[str, dict] = {}
     for axis in version.axes.prefetch_related("types"):
         limit = axis.max_labels if axis.multi_select else 1
-        axes[axis.code] = {"codes": {t.code for t in axis.types.all()}, "limit": limit}
+        axes[axis.code] = {
+            "codes": {t.code for t in axis.types.all()},
+            "limit": limit,
+            "name": axis.name,
+            "when": axis.when or {},
+        }
     return axes
 
 
@@ -44,4 +51,10 @@ def check_labels(value: object, axes: dict[str, dict], where: str = "labels") ->
             )
         if kept:
             out[axis] = kept
+    names = {code: a.get("name", code) for code, a in axes.items()}
+    for axis in out:
+        when = axes[axis].get("when")
+        problem = when and when_error(axis, names[axis], when, out, names)
+        if problem:
+            raise ValueError(f"{where}.{axis}: {problem}")
     return out

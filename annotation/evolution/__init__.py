@@ -6,6 +6,8 @@ from its own (TaxonomyVersion.derive: add, rename, merge, split), and its labels
     move_study(study, new, by) -> move  carry every current label and consensus to `new`
     pending_labels(user, study)         the user's labels waiting for a split side
     answer_split(row, user, chosen)     the annotator's own choice of side(s)
+    upgrade_study(study, by) -> [moves] a study on a preset's earlier version moved to its
+                                        latest (manage.py upgrade_preset)
 
 The rules, in the house's words:
 - Never overwritten. Every current annotation, consensus and study-level gold of the study
@@ -14,7 +16,9 @@ The rules, in the house's words:
   the old version's report reads exactly them (agreement.data, version=...), so it stays
   what it was, and round-1 statistics stay computable on either version.
 - A carried label is a function of its own label only: each code goes where the mapping
-  says (kept, renamed: itself; merged: the merge's type). A split type's label is nobody's
+  says (kept, renamed: itself; merged: the merge's type; recast: one type on each of the
+  axes that replaced its axis, all of them, e.g. outcome's code_or_task_damage becomes
+  damage_severity DS2 and damage_locus code_or_task). A split type's label is nobody's
   to decide but its annotator's: the carried row keeps the rest of the set and names the
   split codes in `split_pending`; it is no record of any statistic, the card's round waits
   for it (CardState.advance), and its annotator chooses the side(s) on the "Taxonomy
@@ -39,6 +43,7 @@ from .move import (
     preview,
     summary,
 )
+from .preset import upgrade_preview, upgrade_study
 from .sides import SplitQuestion, answer_split, pending_labels, split_questions
 
 __all__ = [
@@ -56,4 +61,6 @@ __all__ = [
     "preview",
     "split_questions",
     "summary",
+    "upgrade_preview",
+    "upgrade_study",
 ]

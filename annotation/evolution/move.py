@@ -16,6 +16,7 @@ from ..models import (
     CardState,
     CardStatus,
     Consensus,
+    EpisodeJudgement,
     Group,
     Method,
     ProposalDecided,
@@ -23,6 +24,7 @@ from ..models import (
     StudyGold,
     TaxonomyMove,
 )
+from ..models.queue import rebuild
 
 # rows carried per round trip
 CHUNK = 2000
@@ -41,9 +43,10 @@ class Carrier:
 
     def __init__(self, new: TaxonomyVersion) -> None:
         self.new = new
-        self._steps: dict[int, list[dict[str, list[str]]]] = {}
+        self._steps: dict[int, list[tuple[dict[str, list[str]], set[str]]]] = {}
 
-    def steps(self, version_id: int) -> list[dict[str, list[str]]]:
+    def steps(self, version_id: int) -> list[tuple[dict[str, list[str]], set[str]]]:
+        """[(code_map, its split codes)] of every version from `version_id`'s child to new."""
         if version_id not in self._steps:
             chain, v = [], self.new
             while v.pk != version_id:
@@ -52,16 +55,18 @@ class Carrier:
                         f"labels under taxonomy version id {version_id} are not of the "
                         f"lineage of {self.new}: nothing was changed"
                     )
-                chain.append(v.code_map())
+                chain.append((v.code_map(), v.split_codes()))
                 v = v.parent
             self._steps[version_id] = chain[::-1]
         return self._steps[version_id]
 
-    def targets(self, code: str, version_id: int) -> list[str]:
-        """Where `code` of version `version_id` goes in `new`: one code, or the parts of a
-        split (several). A code the mapping does not carry is an error, never a drop."""
-        targets = [code]
-        for step in self.steps(version_id):
+    def route(self, code: str, version_id: int) -> tuple[list[str], bool]:
+        """Where `code` of version `version_id` goes in `new`, and whether a split lies on
+        the way: one code (kept, renamed, merged), the codes of a recast type (all of them,
+        one per new axis), or the parts of a split (its annotator chooses). A code the
+        mapping does not carry is an error, never a drop."""
+        targets, split = [code], False
+        for step, split_codes in self.steps(version_id):
             out: list[str] = []
             for t in targets:
                 if not step.get(t):
@@ -69,17 +74,22 @@ class Carrier:
                         f"type code {t!r} has no place in the mapping to {self.new}: "
                         "nothing was changed (a label is never dropped silently)"
                     )
+                split = split or t in split_codes
                 out += step[t]
             targets = list(dict.fromkeys(out))
-        return targets
+        return targets, split
+
+    def targets(self, code: str, version_id: int) -> list[str]:
+        """route()'s codes."""
+        return self.route(code, version_id)[0]
 
     def carry(self, codes: Iterable[str], version_id: int) -> tuple[frozenset[str], tuple]:
         """(the carried codes, the codes waiting for a split side) of one label set."""
         carried: set[str] = set()
         pending = []
         for code in codes:
-            targets = self.targets(code, version_id)
-            if len(targets) > 1:
+            targets, split = self.route(code, version_id)
+            if split:
                 pending.append(code)
             else:
                 carried.update(targets)
@@ -96,8 +106,8 @@ def plan_counts(study: Study, new: TaxonomyVersion, dissolved: list | None = Non
     if dissolved is None:
         dissolved = dissolved_disputes(study, Carrier(new))
     code_map = new.code_map()
-    split = {c for c, t in code_map.items() if len(t) > 1}
-    recoded = {c for c, t in code_map.items() if len(t) == 1 and t != [c]}
+    split = new.split_codes()
+    recoded = {c for c, t in code_map.items() if c not in split and t and t != [c]}
     annotations = Annotation.objects.filter(turn__conversation__study=study, is_current=True)
     consensus = Consensus.objects.filter(group__study=study, is_current=True)
     gold = StudyGold.objects.filter(study=study, is_current=True)
@@ -120,6 +130,9 @@ def plan_counts(study: Study, new: TaxonomyVersion, dissolved: list | None = Non
         "study_gold_recoded": using(gold, recoded),
         "study_gold_reopened": using(gold, split),
         "disputes_dissolved": len(dissolved),
+        "episode_judgements": EpisodeJudgement.objects.filter(
+            episode__conversation__study=study, is_current=True
+        ).count(),
     }
 
 
@@ -202,6 +215,13 @@ def describe_changes(new: TaxonomyVersion) -> dict[str, list[dict]]:
                 ],
             }
             for old, parts in changes["split"]
+        ],
+        "recast": [
+            {
+                "from": {"name": old.name, "code": old.code, "axis": old.axis.name},
+                "into": [{"name": t.name, "code": t.code, "axis": t.axis.name} for t in parts],
+            }
+            for old, parts in changes["recast"]
         ],
     }
 
@@ -348,9 +368,13 @@ def move_study(study: Study, new: TaxonomyVersion, by=None) -> TaxonomyMove:
             carrier,
             types,
         )
+        _carry_judgements(study, move, carrier)
         study.taxonomy_version = new
         study.save(update_fields=["taxonomy_version"])
         _agree(dissolved, types)
+        # the annotators' queues from the carried rows (models/queue.py), in the same
+        # transaction: what is done stays done, whatever the move retired or carried
+        rebuild(study.pk)
         new.freeze()
     return move
 
@@ -385,7 +409,13 @@ def _chunks(current, last: int):
 
 
 # an evidence quote's place (annotation/evidence.py): carried with its quote
-SPAN_FIELDS = ("evidence_turn_id", "evidence_part", "evidence_start", "evidence_end")
+SPAN_FIELDS = (
+    "evidence_turn_id",
+    "evidence_part",
+    "evidence_part_index",
+    "evidence_start",
+    "evidence_end",
+)
 
 
 def _carry_annotations(study: Study, move: TaxonomyMove, carrier: Carrier, types) -> None:
@@ -464,6 +494,50 @@ def _carry_rows(model, current, fields, move, carrier: Carrier, types, successor
                 new_rows.append(row)
                 sets.append(carried)
         _links(model, model.objects.bulk_create(new_rows), sets, types)
+
+
+def carry_labels(carrier: Carrier, labels: dict, version_id: int, axes: dict) -> tuple:
+    """An episode judgement's labels ({axis: [codes]}) of version `version_id` carried to
+    the carrier's version: (the labels {axis: [codes]} in the new version's type order, the
+    codes waiting for a split side). `axes`: {new code: (axis code, its position)}."""
+    codes = [c for cs in (labels or {}).values() for c in cs]
+    carried, pending = carrier.carry(codes, version_id)
+    out: dict[str, list[str]] = {}
+    for code in sorted(carried, key=lambda c: axes[c][1]):
+        out.setdefault(axes[code][0], []).append(code)
+    return out, pending
+
+
+def _carry_judgements(study: Study, move: TaxonomyMove, carrier: Carrier) -> None:
+    """Carry the current episode judgements of `study` (their labels through the mapping);
+    a judgement holding a split type stops the move: a judgement cannot wait for a side."""
+    new = move.to_version
+    axes = {t.code: (t.axis.code, i) for i, t in enumerate(new.type_list())}
+    current = EpisodeJudgement.objects.filter(episode__conversation__study=study, is_current=True)
+    kept = ("episode_id", "annotator_id", "group_id", "round", "valid", "invalid_reason",
+            "source", "created_at")  # fmt: skip
+    fields = ("pk", "labels", "taxonomy_version_id", *kept)
+    last = current.aggregate(n=Max("pk"))["n"] or 0
+    for chunk in _chunks(current, last):
+        new_rows = []
+        for r in EpisodeJudgement.objects.filter(pk__in=chunk).order_by("pk").values(*fields):
+            labels, pending = carry_labels(carrier, r["labels"], r["taxonomy_version_id"], axes)
+            if pending:
+                raise EvolutionError(
+                    f"episode {r['episode_id']}'s judgement (round {r['round']}) holds "
+                    f"{', '.join(pending)}, split in {new}: an episode judgement cannot wait "
+                    "for its annotator's side. Nothing was changed."
+                )
+            new_rows.append(
+                EpisodeJudgement(
+                    **{f: r[f] for f in kept},
+                    labels=labels,
+                    taxonomy_version=new,
+                    carried_from_id=r["pk"],
+                )
+            )
+        EpisodeJudgement.objects.filter(pk__in=chunk).update(is_current=False, retired_by=move)
+        EpisodeJudgement.objects.bulk_create(new_rows)
 
 
 def pending_in(study: Study):

@@ -11,6 +11,7 @@ from django.db import transaction
 from taxonomy.models import Type
 
 from ..models import Annotation, CardState, Study
+from ..models.queue import sync_states
 from .move import Carrier, EvolutionError, pending_in
 
 
@@ -110,4 +111,5 @@ def answer_split(row: Annotation, user, chosen: dict[str, list[str]]) -> Annotat
         answer.types.set(types)
         if state is not None and state.round == locked.round:
             state.advance()
+            sync_states([(state.turn_id, state.group_id)])  # the annotators' queues
     return answer

@@ -85,8 +85,15 @@ def text_values(turn: str = "") -> list:
 # an annotation's own fields, under the same names in the raw file
 ANNOTATION_FIELDS = ("is_current", "source", "created_at", "note", "evidence", "confidence")
 # where the evidence is quoted from (annotation/evidence.py): the turn's index in the
-# conversation, "user" or "reply", [start, end) in its stored text; null for free text
-EVIDENCE_SPAN_COLUMNS = ("evidence_turn", "evidence_part", "evidence_start", "evidence_end")
+# conversation, "user", "reply" or a reply part (thinking, tool_call, tool_result, with its
+# position among the turn's reply parts), [start, end) in its stored text; null for free text
+EVIDENCE_SPAN_COLUMNS = (
+    "evidence_turn",
+    "evidence_part",
+    "evidence_part_index",
+    "evidence_start",
+    "evidence_end",
+)
 RAW_COLUMNS = (
     "study",
     "group",
@@ -111,6 +118,7 @@ INT_COLUMNS = {
     "round",
     "confidence",
     "evidence_turn",
+    "evidence_part_index",
     "evidence_start",
     "evidence_end",
 }

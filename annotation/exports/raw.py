@@ -72,6 +72,7 @@ def raw_rows(
         *ANNOTATION_FIELDS,
         "evidence_turn__index",
         "evidence_part",
+        "evidence_part_index",
         "evidence_start",
         "evidence_end",
         "taxonomy_version__taxonomy__slug",
@@ -103,7 +104,7 @@ def raw_rows(
             *rest,
         ) in chunk:
             is_current, source, created_at, note, evidence, confidence = rest[:6]
-            span, (slug, number), pending, text = rest[6:10], rest[10:12], rest[12], rest[13:]
+            span, (slug, number), pending, text = rest[6:11], rest[11:13], rest[13], rest[14:]
             codes = labels.get(pk, [])
             yield {
                 "study": study.slug,

@@ -46,6 +46,7 @@ from ..models import (
     RoundRules,
     Study,
 )
+from ..models.queue import mark_done, sync_states
 
 # numbers the batch's decisions, so consensus rows are created in the order cards agreed
 _decisions = itertools.count()
@@ -167,6 +168,8 @@ def _play(study: Study, items: list[LabelItem], judge: bool, last: bool) -> list
     _write_cards(cards, now)
     _write_labels(study, new_labels, flipped, now)
     _write_consensus(study, cards, now)
+    if not judge:  # the cards' states in their annotators' queues (models/queue.py)
+        sync_states({(i.turn_id, i.group_id) for i in items})
     return errors
 
 
@@ -349,6 +352,13 @@ def _write_labels(study: Study, new_labels: list[_Label], flipped: list[int], no
             )
     rows = [(*label.columns().values(), label.type_ids) for label in new_labels]
     insert_imported_annotations(rows, study.taxonomy_version_id, now)
+    # the cards labelled in round 1 are done in their annotators' queues (models/queue.py)
+    done: dict[int, set[int]] = {}
+    for label in new_labels:
+        if label.item.round == 1:
+            done.setdefault(label.item.annotator_id, set()).add(label.item.turn_id)
+    for annotator_id, turn_ids in done.items():
+        mark_done(annotator_id, sorted(turn_ids))
 
 
 def _write_consensus(study: Study, cards: dict[tuple[int, int], _Card], now) -> None:

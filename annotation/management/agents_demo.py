@@ -7,7 +7,9 @@ real importers from the data files of annotation/demo/agents/:
   the whole sessions and on sessions cut after their fourth turn, imported as runs `full` and
   `truncated` with `--min-confidence 0.5` (one episode of each is dropped);
 - `judgements.jsonl`: two annotators' (alice, bob) round-1 verdicts on every kept episode of
-  both runs, some invalid with a reason and some disputed, and their coverage ratings.
+  both runs, some invalid with a reason and some disputed, the valid ones labelled on the
+  preset's axes (symptom, cause, damage severity and locus, resolution status and
+  resolver), and their coverage ratings.
 
 Alice also records one episode the truncated run missed (found by the full run) and one
 neither run found. The demo then computes the study's agreement (saved as its agreement

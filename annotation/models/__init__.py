@@ -66,6 +66,11 @@ from .proposals import (
     ProposalQuerySet,
     ProposalStatus,
 )
+from .queue import (
+    QueueCard,
+    QueueProgress,
+    _connect,
+)
 from .rounds import (
     AlreadyDecided,
     Annotation,
@@ -100,7 +105,11 @@ from .study import (
     check_groups_can_share,
 )
 
+_connect()  # the queue's receivers (models/queue.py), once every model is defined
+
 __all__ = [
+    "QueueCard",
+    "QueueProgress",
     "JudgeRun",
     "JudgeRunStatus",
     "JudgeScore",

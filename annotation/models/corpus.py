@@ -64,6 +64,10 @@ class ConversationQuerySet(models.QuerySet):
         Assignment.objects.bulk_create(
             [Assignment(conversation_id=pk, group=group) for pk in ids], ignore_conflicts=True
         )
+        if ids:  # the group's annotators hold these cards now, in conversation order
+            from .queue import rebuild_groups
+
+            rebuild_groups([group.pk])
         return len(ids)
 
     def assigned_to(self, group: Group):
@@ -206,7 +210,9 @@ class TurnQuerySet(models.QuerySet):
     def next_for(self, user, turn: Turn | None = None) -> int | None:
         """The id of `user`'s next card to label: the first not yet labelled after `turn`,
         else from the start; the cards they skipped or flagged come last, oldest put off
-        first (so a card just skipped is the very last)."""
+        first (so a card just skipped is the very last). The rule written out in the ORM: the
+        pages seek it on the kept queue (models/queue.next_card), and
+        tests/properties/test_queue_kept.py holds the two together."""
         todo = self.todo(user).put_off_by(user)
         fresh = todo.filter(put_off_at__isnull=True)
         for cards in (fresh.after(turn) if turn else fresh, fresh):
@@ -227,6 +233,20 @@ class TurnQuerySet(models.QuerySet):
     def after(self, turn: Turn):
         c, i = turn.conversation_id, turn.index
         return self.filter(Q(conversation_id__gt=c) | Q(conversation_id=c, index__gt=i))
+
+    def bulk_create(self, objs, *args, **kwargs):
+        """As QuerySet.bulk_create; turns written to a conversation already assigned are
+        cards of its groups' annotators from now on (models/queue.py keeps their places)."""
+        made = super().bulk_create(objs, *args, **kwargs)
+        _turns_written({t.conversation_id for t in made})
+        return made
+
+
+def _turns_written(conversation_ids: set[int]) -> None:
+    from .queue import rebuild_conversations
+
+    if conversation_ids:
+        rebuild_conversations(conversation_ids)
 
 
 class Turn(models.Model):
@@ -252,6 +272,12 @@ class Turn(models.Model):
 
     def __str__(self) -> str:
         return f"{self.conversation.key}#{self.index}"
+
+    def save(self, *args, **kwargs):
+        adding = self._state.adding
+        super().save(*args, **kwargs)
+        if adding:
+            _turns_written({self.conversation_id})
 
 
 class Sample(models.Model):

@@ -17,6 +17,7 @@ from django.utils import timezone
 from taxonomy.models import TaxonomyVersion
 
 from .corpus import Conversation, Turn
+from .evolution import carried_and_retired
 from .rounds import Source
 from .study import Group, Study
 
@@ -164,6 +165,9 @@ class EpisodeJudgement(models.Model):
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.IMPORT)
     is_current = models.BooleanField(default=True)
     created_at = models.DateTimeField(default=timezone.now)
+    # taxonomy evolution (annotation/evolution/): a moved study's judgement is retired
+    # (`retired_by` the move) and carried to a new row under the new version (`carried_from`)
+    carried_from, retired_by = carried_and_retired()
 
     class Meta:
         ordering = ["id"]

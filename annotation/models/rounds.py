@@ -12,10 +12,12 @@ from django.utils import timezone
 
 from taxonomy.models import TaxonomyVersion, Type
 
+from ..evidence import PARTS as EVIDENCE_PARTS
 from ..evidence import EvidenceSpan
 from ..limits import TextLimit
 from .corpus import Conversation, Turn
 from .evolution import carried_and_retired
+from .queue import mark_done, mark_put_off, sync_states
 from .study import Group, Study
 
 if TYPE_CHECKING:
@@ -95,8 +97,10 @@ class Annotation(models.Model):
         Turn, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     evidence_part = models.CharField(
-        max_length=5, null=True, blank=True, choices=[("user", "user"), ("reply", "reply")]
+        max_length=11, null=True, blank=True, choices=[(p, p) for p in EVIDENCE_PARTS]
     )
+    # a reply part's position in the turn's reply_parts (thinking, tool call or result)
+    evidence_part_index = models.PositiveSmallIntegerField(null=True, blank=True)
     evidence_start = models.PositiveIntegerField(null=True, blank=True)
     evidence_end = models.PositiveIntegerField(null=True, blank=True)
     confidence = models.PositiveSmallIntegerField(null=True, blank=True)
@@ -129,6 +133,13 @@ class Annotation(models.Model):
                 fields=["retired_by"],
                 condition=Q(retired_by__isnull=False),
                 name="annotation_retired_by",
+            ),
+            # an annotator's labels waiting for a split side (the study page says how many):
+            # a seek on the few, not a count over their every label (issue 25)
+            models.Index(
+                fields=["annotator"],
+                condition=Q(is_current=True) & ~Q(split_pending=""),
+                name="annotation_split_pending",
             ),
         ]
 
@@ -184,6 +195,8 @@ class Annotation(models.Model):
                         **(span.fields() if span else {}),
                     )
                     annotation.types.add(*types)  # a new row: set() would read its types first
+                    if round == 1:  # the card is done in its annotator's queue
+                        mark_done(annotation.annotator_id, [turn.pk])
                 return annotation
             except IntegrityError:
                 if attempt == 2:
@@ -203,7 +216,11 @@ class Annotation(models.Model):
         if self.evidence_turn_id is None:
             return None
         return EvidenceSpan(
-            self.evidence_turn_id, self.evidence_part, self.evidence_start, self.evidence_end
+            self.evidence_turn_id,
+            self.evidence_part,
+            self.evidence_start,
+            self.evidence_end,
+            self.evidence_part_index,
         )
 
     @property
@@ -224,6 +241,8 @@ class Annotation(models.Model):
             state.check_open_for(round)
             annotation = cls.record(turn=turn, annotator=annotator, round=round, **fields)
             state.advance()
+            # the card's state and round in its annotators' queues (models/queue.py)
+            sync_states([(turn.pk, group.pk)])
             # their own answer to a type an expert's decision suggested to them here
             Proposal.objects.answer(annotator, turn)
         return annotation
@@ -470,6 +489,7 @@ class CardState(RoundRules, models.Model):
                 raise AlreadyDecided(current) from None
             state.status = CardStatus.AGREED
             state.save(update_fields=["status", "updated_at"])
+            sync_states([(turn.pk, group.pk)])
         return consensus
 
     def reopen(self) -> None:
@@ -483,6 +503,7 @@ class CardState(RoundRules, models.Model):
         if self.status != CardStatus.OPEN:
             self.status, self.round = CardStatus.DISPUTED, self.round + 1
             self.save(update_fields=["status", "round", "updated_at"])
+            sync_states([(self.turn_id, self.group_id)])
 
 
 class Comment(models.Model):
@@ -534,11 +555,13 @@ class CardSkip(models.Model):
     @classmethod
     def put_off(cls, turn: Turn, annotator, kind: str, reason: str = "") -> CardSkip:
         """Record a skip or flag now, in place of the annotator's earlier one on the card."""
-        row, _ = cls.objects.update_or_create(
-            turn=turn,
-            annotator=annotator,
-            defaults={"kind": kind, "reason": reason, "created_at": timezone.now()},
-        )
+        with transaction.atomic():
+            row, _ = cls.objects.update_or_create(
+                turn=turn,
+                annotator=annotator,
+                defaults={"kind": kind, "reason": reason, "created_at": timezone.now()},
+            )
+            mark_put_off(row.annotator_id, row.turn_id, row.created_at)
         return row
 
 

@@ -33,13 +33,15 @@ from ..models import (
     Turn,
     Unit,
 )
+from ..models.queue import next_card, progress
 from ..opensort.access import labels_locked
 from ..position import position
 from .shared import feedback
 from .shared.card import after_submit, card_status, render_card
 from .shared.home import home_page
 from .shared.jobs_panel import jobs_panel_context
-from .shared.nav import filter_my_cards, to_discuss_count
+from .shared.nav import my_cards as my_cards_of
+from .shared.nav import to_discuss_count
 from .shared.tags import save as save_tags
 
 
@@ -59,12 +61,7 @@ def study(request: HttpRequest, slug: str) -> HttpResponse:
     if ctx["episodes"] is not None and not groups.filter(unit=Unit.TURN).exists():
         total = 0  # an episode group's sessions are no cards of theirs
     ctx.update(total=total, groups=groups)
-    ctx["to_discuss"] = (
-        CardState.objects.filter(group__in=groups, status=CardStatus.DISPUTED)
-        .with_labelled_by(request.user)
-        .filter(labelled=False)
-        .count()
-    )
+    ctx["to_discuss"] = to_discuss_count(request.user, study)
     ctx["moderates"] = role == Role.LEAD or study.groups.filter(moderator=request.user).exists()
     ctx["is_expert"] = is_expert(study, request.user, role)
     ctx["split_waiting"] = pending_labels(request.user, study).count()
@@ -120,9 +117,9 @@ def queue(request: HttpRequest, slug: str) -> HttpResponse:
     )
     turn_id = suggested.order_by("decided_at").values_list("turn_id", flat=True).first()
     if turn_id is None:
-        turn_id = cards.next_for(request.user)
+        turn_id = next_card(study, request.user)
     if turn_id is None:
-        ctx = {"study": study, "empty": not cards.exists()}
+        ctx = {"study": study, "empty": not progress(study, request.user)[1]}
         ctx["to_discuss"] = to_discuss_count(request.user, study)
         return render(request, "annotation/queue_done.html", ctx)
     return redirect("card", slug=study.slug, turn_id=turn_id)
@@ -144,7 +141,7 @@ def my_cards(request: HttpRequest, slug: str) -> HttpResponse:
     query = request.GET.copy()
     query.pop("page", None)
     ctx["query"] = query.urlencode()
-    ctx["page"] = _paginate(request, filter_my_cards(cards, filters), 50)
+    ctx["page"] = _paginate(request, my_cards_of(study, request.user, filters, cards), 50)
     return render(request, "annotation/my_cards.html", ctx)
 
 

@@ -1,6 +1,6 @@
 """Putting a card off: skip it (key s), or flag it for later with a reason (key f). Either way
 the next card of the queue comes at once, and the card comes back at the end of the queue
-(TurnQuerySet.next_for) until it is labelled; labelling it stays allowed as usual. The lead
+(models/queue.next_card) until it is labelled; labelling it stays allowed as usual. The lead
 reads the flags on the "Flagged cards" page, which never shows anyone's labels."""
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 // Keys outside a text box: the key shown beside a type toggles it (annotation/hotkeys.py:
 // 1-9, then letters; "z a" means z, then a), 0 "no smell" (the two exclude each other; a
 // type of a pick-one axis replaces that axis's other type; a tick past an axis's "at most N"
-// (data-max) is undone and the form's limit message names the axis), Ctrl+Enter sends the
-// labels form.
+// (data-max) is undone and the form's limit message names the axis; an axis with a
+// condition, data-when, is disabled until the condition holds), Ctrl+Enter sends the labels
+// form.
 // In a text box Ctrl+Enter sends the box's own form and Escape leaves the box.
 // c shows the earlier turns (the card and the discussion page). On the card (#card) also:
 // Enter submits, p / n previous / next card, ' (or ") quotes the text selected in a message
@@ -79,7 +80,7 @@
     pending = "";
     var box = form.querySelector('input[data-hotkey="' + sequence + '"]');
     if (box) {
-      if (!box.disabled) box.click();
+      if (!box.matches(":disabled")) box.click();
       return true;
     }
     if (form.querySelector('input[data-hotkey^="' + sequence + '"]')) {
@@ -148,6 +149,8 @@
         before.setEnd(range.startContainer, range.startOffset);
         values.turn = message.dataset.turnId;
         values.part = message.dataset.part;
+        // a tool call, tool result or thinking: its position in the turn's reply parts
+        if (message.dataset.partIndex !== undefined) values.part_index = message.dataset.partIndex;
         // a piece of a reply told apart by its tool calls starts at data-offset of the text
         values.hint = String(parseInt(message.dataset.offset || "0", 10) + before.toString().length);
       }
@@ -178,7 +181,36 @@
       }
     }
     axisLimit(form, box);
+    axisConditions(form);
   });
+
+  // An axis labelled only when another axis holds one of some codes (fieldset data-when,
+  // {other axis: [codes]}: TaxonomyVersion's Axis.when, which the server checks too): its
+  // fieldset is disabled and its ticks cleared until the condition holds.
+  function axisConditions(form) {
+    form.querySelectorAll("fieldset.axis[data-when]").forEach(function (set) {
+      var when = JSON.parse(set.dataset.when || "{}");
+      var holds = Object.keys(when).every(function (other) {
+        return Array.prototype.some.call(
+          form.querySelectorAll('input[name="types"][data-axis="' + other + '"]'),
+          function (t) { return t.checked && !t.matches(":disabled") && when[other].indexOf(t.value) !== -1; });
+      });
+      if (!holds) {
+        set.querySelectorAll('input[name="types"]').forEach(function (t) { t.checked = false; });
+      }
+      set.disabled = !holds;
+      set.classList.toggle("inactive", !holds);
+    });
+  }
+  function allConditions(root) {
+    (root || document).querySelectorAll("form[data-hotkeys]").forEach(axisConditions);
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", function () { allConditions(); });
+  } else {
+    allConditions();
+  }
+  document.body.addEventListener("htmx:afterSettle", function () { allConditions(); });
 
   // An axis of "at most N" types (data-max): the tick that would make N+1 is undone, and the
   // form's limit message says which axis and what to do; the server checks the same rule

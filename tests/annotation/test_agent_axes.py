@@ -1,7 +1,8 @@
 """The agent-misalignment preset on the card: one block per axis named with its rule and its
 keys, keys that never collide across axes (nor with the card's own keys), and the server's
 per-axis rule (TaxonomyVersion.check_selection): a pick-one axis takes one type, cause at
-most two; a refusal names the axis and keeps what was stored."""
+most two, damage locus only when the severity is above DS1 and resolver only when the
+resolution is visible; a refusal names the axis and keeps what was stored."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def post(client, study, turn, codes, **data):
 
 def test_every_type_of_every_axis_has_its_own_key(agents):
     keys = type_keys(agents.taxonomy_version.type_list())
-    assert len(keys) == 17 and len(set(keys.values())) == 17
+    assert len(keys) == 21 and len(set(keys.values())) == 21
     assert not set(keys.values()) & set(CARD_KEYS + NO_SMELL_KEY + "'\"")
     assert [keys[c] for c in SYMPTOMS] == list("1234567")  # the preset's keys stay
 
@@ -61,13 +62,23 @@ def test_the_card_has_one_block_per_axis_with_its_rule_and_keys(client, agents, 
     assert legends == [
         "Symptom (any number; keys 1 2 3 4 5 6 7)",
         "Cause (at most 2; keys 8 9 a)",
-        "Outcome (pick one; keys b e g h)",
-        "Resolution (pick one; keys i j k)",
+        # version 2's types keep version 1's keys where they carry its types (b e g ...)
+        "Damage severity (pick one; keys b e g)",
+        "Damage locus (pick one; only when Damage severity is DS2 or DS3; keys l m h)",
+        "Resolution status (pick one; keys i k)",
+        "Resolver (pick one; only when Resolution status is visible; keys j o q)",
     ]
     # a block holds its axis's types, and a pick-one axis's boxes replace each other
-    outcome = re.search(r'<fieldset class="axis" data-axis="outcome">(.*?)</fieldset>', html, re.S)
-    assert outcome.group(1).count('name="types"') == 4
-    assert outcome.group(1).count("data-single") == 4
+    severity = re.search(
+        r'<fieldset class="axis" data-axis="damage_severity">(.*?)</fieldset>', html, re.S
+    )
+    assert severity.group(1).count('name="types"') == 3
+    assert severity.group(1).count("data-single") == 3
+    # an axis with a condition says it to the page (labels.js disables it until it holds)
+    assert (
+        '<fieldset class="axis" data-axis="damage_locus" '
+        'data-when="{&quot;damage_severity&quot;:[&quot;DS2&quot;,&quot;DS3&quot;]}">'
+    ) in html
     assert "Nothing on any axis" in html
 
 
@@ -77,8 +88,10 @@ def test_a_label_on_each_axis_is_stored(client, agents, alice):
         "scope_overreach",
         "faulty_implementation",
         "underspecified_instruction",
-        "code_or_task_damage",
-        "developer_pushback",
+        "DS2",
+        "code_or_task",
+        "visible",
+        "RV2",
     ]
     response = post(client, agents, card(agents), codes, confidence="4")
     assert response.status_code == 200
@@ -89,8 +102,10 @@ def test_a_label_on_each_axis_is_stored(client, agents, alice):
 @pytest.mark.parametrize(
     "codes, axis",
     [
-        (["effort_or_trust_cost", "code_or_task_damage"], "Outcome: at most 1 type(s) per card"),
-        (["self_corrected", "unknown"], "Resolution: at most 1 type(s) per card"),
+        (["DS1", "DS2"], "Damage severity: at most 1 type(s) per card"),
+        (["RV1", "RV2", "visible"], "Resolver: at most 1 type(s) per card"),
+        (["DS1", "external"], "Damage locus: only when Damage severity is DS2 or DS3"),
+        (["status_unknown", "RV2"], "Resolver: only when Resolution status is visible"),
         (
             ["instruction_following_failure", "underspecified_instruction", "other_indeterminate"],
             "Cause: at most 2 type(s) per card",

@@ -232,8 +232,8 @@ def test_it_enforces_single_select_and_max_labels_axes(client, alice, bob):
     group = make_group(study, "g", [alice, bob])
     turn = make_conversation(study, "session-1", n_turns=1, group=group).turns.get()
     client.force_login(alice)
-    r = post_labels(client, study, turn, types=["effort_or_trust_cost", "code_or_task_damage"])
-    assert "Outcome: at most 1 type(s) per card." in r.content.decode()
+    r = post_labels(client, study, turn, types=["DS1", "DS2"])
+    assert "Damage severity: at most 1 type(s) per card." in r.content.decode()
     three_causes = [
         "instruction_following_failure",
         "underspecified_instruction",
@@ -242,8 +242,8 @@ def test_it_enforces_single_select_and_max_labels_axes(client, alice, bob):
     r = post_labels(client, study, turn, types=three_causes)
     assert "Cause: at most 2 type(s) per card." in r.content.decode()
     assert not Annotation.objects.filter(turn=turn).exists()
-    post_labels(client, study, turn, types=["scope_overreach", "effort_or_trust_cost"])
-    assert labels_of(alice, turn) == {"scope_overreach", "effort_or_trust_cost"}
+    post_labels(client, study, turn, types=["scope_overreach", "DS1"])
+    assert labels_of(alice, turn) == {"scope_overreach", "DS1"}
 
 
 def checked_boxes(html: str) -> set[str]:

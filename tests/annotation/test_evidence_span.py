@@ -259,3 +259,82 @@ def test_a_round_2_revision_keeps_the_span_of_a_quote_left_as_it_was(
         assert revised.span is None
     else:
         assert revised.span == EvidenceSpan(first.pk, "reply", 6, 24)
+
+
+# --- inside a reply's tool call, tool result or thinking (issue 21 point 7) -----------------
+
+PARTS = [
+    {"kind": "thinking", "text": "The tests are flaky; maybe retry them."},
+    {"kind": "tool_use", "name": "Bash", "input": {"command": "pytest -x --count 3"}},
+    {"kind": "tool_result", "content": "3 failed, 12 passed in 4.2s"},
+]
+
+
+@pytest.fixture
+def tool_card(cards):
+    first = cards[0]
+    Turn.objects.filter(pk=first.pk).update(reply_parts=PARTS)
+    return [Turn.objects.get(pk=t.pk) for t in cards]
+
+
+@pytest.mark.django_db
+def test_the_quote_key_finds_a_selection_inside_a_tool_result(client, study, alice, tool_card):
+    first, second = tool_card[0], tool_card[1]
+    client.force_login(alice)
+    url = reverse("card_evidence", args=[study.slug, second.pk])
+    data = {"quote": "3 failed", "turn": first.pk, "part": "tool_result", "part_index": "2"}
+    response = client.post(url, data, **HTMX)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'name="evidence_part" value="tool_result"' in html
+    assert 'name="evidence_part_index" value="2"' in html
+    assert 'name="evidence_start" value="0"' in html and 'name="evidence_end" value="8"' in html
+    assert "Evidence quoted from turn 1, tool result (part 2)" in html
+    # a tool call's arguments are its text as the card prints it (JSON indented by 2)
+    data = {"quote": "pytest -x", "turn": first.pk, "part": "tool_call", "part_index": "1"}
+    assert 'name="evidence_part_index" value="1"' in client.post(url, data, **HTMX).content.decode()
+    # the index must name a part of that kind, and a reply part needs one
+    for index, said in (
+        ("1", "turn 1 has no tool result at part 1"),
+        ("9", "turn 1 has no tool result at part 9"),
+        ("", "a quote from a tool result needs its part index"),
+    ):
+        data = {"quote": "3 failed", "turn": first.pk, "part": "tool_result", "part_index": index}
+        response = client.post(url, data, **HTMX)
+        assert response.status_code == 422
+        assert said in unescape(response.content.decode())
+
+
+@pytest.mark.django_db
+def test_a_quote_from_a_tool_result_is_stored_with_its_part_and_checked(
+    client, study, alice, tool_card
+):
+    first, second = tool_card[0], tool_card[1]
+    client.force_login(alice)
+    fields = span_fields(first, "tool_result", 0, 8, "3 failed") | {"evidence_part_index": 2}
+    # the server checks the quote at the span of that part, whatever the client sent
+    for bad, said in (
+        ({"evidence_part_index": 0}, "turn 1 has no tool result at part 0"),
+        ({"evidence_end": 9}, "not the text at characters 0-9 of turn 1's tool result (part 2)"),
+        ({"evidence_part_index": ""}, "a quote from a tool result needs its part index"),
+    ):
+        response = post_card(client, study, second, **(fields | bad))
+        assert response.status_code == 422, bad
+        assert said in unescape(response.content.decode())
+    assert not Annotation.objects.exists()
+    assert post_card(client, study, second, **fields).status_code == 200
+    stored = Annotation.objects.get(turn=second, annotator=alice)
+    assert stored.span == EvidenceSpan(first.pk, "tool_result", 0, 8, 2)
+    assert stored.evidence == "3 failed"
+    page = client.get(reverse("card", args=[study.slug, second.pk])).content.decode()
+    assert "Evidence quoted from turn 1, tool result (part 2) (characters 0–8)" in page
+
+
+@pytest.mark.django_db
+def test_the_card_marks_each_tool_part_as_quotable_text(client, study, alice, tool_card):
+    first = tool_card[0]
+    client.force_login(alice)
+    page = client.get(reverse("card", args=[study.slug, first.pk])).content.decode()
+    for kind, index in (("thinking", 0), ("tool_call", 1), ("tool_result", 2)):
+        marker = f'data-turn-id="{first.pk}" data-part="{kind}" data-part-index="{index}"'
+        assert marker in page, kind

@@ -214,7 +214,7 @@ def test_it_enforces_the_axis_selection_limits(alice):
     study = make_study("s1", taxonomy="agent-misalignment")
     group = make_group(study, "g1", annotators=[alice, make_user("bob")])
     turn = make_conversation(study, "c1", group=group).turns.first()
-    body = {"labels": ["effort_or_trust_cost", "code_or_task_damage"]}
+    body = {"labels": ["DS1", "DS2"]}
 
     response = token_client(alice).put(url(turn, "annotation/"), body, "json")
 

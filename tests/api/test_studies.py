@@ -43,7 +43,7 @@ def test_it_lists_the_studies_i_am_a_member_of_with_my_role(study, alice, lead):
             "role": "moderator",
             "phase": "closed_sort",
             "taxonomy": "agent-misalignment",
-            "taxonomy_version": 1,
+            "taxonomy_version": 2,  # the preset's version 2 (version 1: outcome, resolution)
         },
     ]
     assert [s["role"] for s in token_client(lead).get("/api/studies/").json()] == ["lead"]
@@ -74,6 +74,18 @@ def test_it_returns_the_taxonomy_of_the_study(study, alice):
     assert first_type["definition"].startswith("The user's instruction admits")
     codes = [t["code"] for c in axis["categories"] for t in c["types"]]
     assert codes == list(study.taxonomy_version.types_by_code())
+    assert axis["when"] == {}
+
+
+def test_the_taxonomy_gives_each_axis_its_condition(alice):
+    other = make_study("s2", taxonomy="agent-misalignment")
+    other.add_member(alice)
+    axes = {
+        a["code"]: a for a in token_client(alice).get("/api/studies/s2/taxonomy/").json()["axes"]
+    }
+    assert axes["damage_locus"]["when"] == {"damage_severity": ["DS2", "DS3"]}
+    assert axes["resolver"]["when"] == {"resolution_status": ["visible"]}
+    assert axes["damage_severity"]["when"] == {}
 
 
 def test_it_hides_a_study_from_charlie(study, alice, charlie):

@@ -1,5 +1,6 @@
 """A key for every type: a tenth type added by an accepted proposal, a taxonomy with several
-axes (agent-misalignment: 17 types, two of its axes pick-one), and one with more types than
+axes (agent-misalignment: 21 types, four of its axes pick-one, two of them labelled only
+under a condition), and one with more types than
 single keys (two-key sequences). Every type shows its key, the key toggles that type and no
 other, and what is submitted is what the server stores."""
 
@@ -30,13 +31,20 @@ def shown_keys(page) -> dict[str, str]:
     return {code: shown for code, shown, _ in rows}
 
 
-def assert_each_key_toggles_its_own_type(page, keys: dict[str, str]) -> None:
+def assert_each_key_toggles_its_own_type(page, keys: dict[str, str], needs=None) -> None:
+    """`needs`: {code: the code its axis's condition needs ticked first}."""
+    needs = needs or {}
     for code, key in keys.items():
+        first = needs.get(code)
+        if first:
+            page.keyboard.press(keys[first])
         for k in key:  # a two-key sequence is pressed key by key
             page.keyboard.press(k)
-        assert checked_codes(page) == {code}, (code, key)
+        assert checked_codes(page) == {code} | ({first} if first else set()), (code, key)
         for k in key:
             page.keyboard.press(k)
+        if first:
+            page.keyboard.press(keys[first])
         assert checked_codes(page) == set(), (code, key)
 
 
@@ -88,22 +96,26 @@ def test_it_gives_every_type_of_every_axis_a_key(browser, live_server, alice, bo
     open_card(page, live_server.url, turn)
 
     keys = shown_keys(page)
-    assert len(keys) == 17 and len(set(keys.values())) == 17
+    assert len(keys) == 21 and len(set(keys.values())) == 21
     assert not set(keys.values()) & CARD_KEYS
-    # symptom keeps the preset's 1-7; cause, outcome and resolution follow in order
+    # symptom keeps the preset's 1-7; cause follows; the recast axes keep version 1's keys
+    # where they carry its types (annotation/evolution/)
     assert [keys[c] for c in ("misread_project", "inaccurate_self_reporting")] == ["1", "7"]
     assert keys["instruction_following_failure"] == "8"
-    assert keys["unknown"] == "k"
-    assert_each_key_toggles_its_own_type(page, keys)
+    assert (keys["DS1"], keys["status_unknown"]) == ("b", "k")
+    locus = ("code_or_task", "project", "external")
+    needs = {c: "DS2" for c in locus} | {c: "visible" for c in ("RV1", "RV2", "RV3")}
+    assert_each_key_toggles_its_own_type(page, keys, needs)
 
-    # outcome is pick-one: its second key replaces the first; cause allows two
-    for code in ("scope_overreach", "effort_or_trust_cost", "code_or_task_damage"):
+    # damage severity is pick-one: its second key replaces the first; cause allows two
+    for code in ("scope_overreach", "DS1", "DS2", "code_or_task"):
         page.keyboard.press(keys[code])
     for code in ("instruction_following_failure", "underspecified_instruction"):
         page.keyboard.press(keys[code])
     expected = {
         "scope_overreach",
-        "code_or_task_damage",
+        "DS2",
+        "code_or_task",
         "instruction_following_failure",
         "underspecified_instruction",
     }

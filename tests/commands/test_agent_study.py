@@ -1,6 +1,6 @@
 """A study of agent episodes from the command line: create_study on the agent-misalignment
 preset, import_conversations of a Claude Code session log, and the card of an episode: its
-text, its tool calls folded, the four axes, a label on each axis with an evidence quote of
+text, its tool calls folded, the six axes, a label on each axis with an evidence quote of
 the turn, stored and exported per axis."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def episode(tmp_path, alice, bob):
     call_command(
         "create_study", "agents", "--taxonomy", "agent-misalignment", "--no-lead", stdout=out
     )
-    assert "on taxonomy agent-misalignment v1" in out.getvalue()
+    assert "on taxonomy agent-misalignment v2" in out.getvalue()
     path = tmp_path / f"{SESSION}.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in claude_code_session()))
     call_command("import_conversations", "agents", str(path), stdout=StringIO())
@@ -36,7 +36,7 @@ def episode(tmp_path, alice, bob):
     return study
 
 
-def test_the_card_of_an_episode_shows_its_tool_calls_folded_and_the_four_axes(
+def test_the_card_of_an_episode_shows_its_tool_calls_folded_and_the_six_axes(
     client, episode, alice
 ):
     turn = Conversation.objects.get(study=episode).turns.get(index=1)
@@ -47,11 +47,18 @@ def test_the_card_of_an_episode_shows_its_tool_calls_folded_and_the_four_axes(
     assert [p["type"] for p in turn.reply_parts] == ["thinking", "tool_call", "tool_result"]
     assert html.count('<details class="part"') == 3
     assert '<details class="part" data-kind="tool_call" open' not in html
-    for axis in ("symptom", "cause", "outcome", "resolution"):
-        assert f'<fieldset class="axis" data-axis="{axis}">' in html
+    for axis in (
+        "symptom",
+        "cause",
+        "damage_severity",
+        "damage_locus",
+        "resolution_status",
+        "resolver",
+    ):
+        assert f'<fieldset class="axis" data-axis="{axis}"' in html
 
 
-def test_an_episode_is_labelled_on_the_four_axes_with_a_quote_and_exported(
+def test_an_episode_is_labelled_on_the_six_axes_with_a_quote_and_exported(
     client, tmp_path, episode, alice
 ):
     turn = Conversation.objects.get(study=episode).turns.get(index=1)
@@ -61,8 +68,8 @@ def test_an_episode_is_labelled_on_the_four_axes_with_a_quote_and_exported(
         "types": [
             "misread_project",
             "other_indeterminate",
-            "effort_or_trust_cost",
-            "unknown",
+            "DS1",
+            "status_unknown",
         ],
         "confidence": "3",
         "evidence": "rounded twice",
@@ -80,7 +87,11 @@ def test_an_episode_is_labelled_on_the_four_axes_with_a_quote_and_exported(
     (row,) = [json.loads(line) for line in path.read_text().splitlines()]
     assert row["symptom_labels"] == ["misread_project"]
     assert row["cause_labels"] == ["other_indeterminate"]
-    assert (row["outcome_label"], row["resolution_label"]) == ("effort_or_trust_cost", "unknown")
+    assert (row["damage_severity_label"], row["resolution_status_label"]) == (
+        "DS1",
+        "status_unknown",
+    )
+    assert (row["damage_locus_label"], row["resolver_label"]) == (None, None)
     assert (row["evidence"], row["evidence_turn"], row["evidence_part"]) == (
         "rounded twice",
         1,

@@ -64,6 +64,10 @@ def test_the_report_has_coverage_and_the_runs_compared(report):
     assert comparison["iou_mean"] == pytest.approx((4 + 2 / 3) / 5)
     agreement = report["episodes"]["overall"]["agreement"]
     assert 0 < agreement["exact_match_all_axes"] < 1
+    # the preset's finer axes are labelled too, so their agreement is there per sub-axis
+    (pair,) = agreement["pairs"]
+    for axis in ("damage_severity", "damage_locus", "resolution_status", "resolver"):
+        assert pair["axes"][axis]["n"] > 0, axis
 
 
 def test_the_lead_sees_it_on_the_report_page(report):

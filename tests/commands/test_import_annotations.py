@@ -254,15 +254,15 @@ def test_it_enforces_the_axis_selection_limits(tmp_path, alice):
     make_conversation(study, "c1", group=group)
     path = write_jsonl(
         tmp_path / "a.jsonl",
-        record(labels=["effort_or_trust_cost", "code_or_task_damage"]),
-        record(labels=["effort_or_trust_cost", "misread_project"]),
+        record(labels=["DS1", "DS2"]),
+        record(labels=["DS1", "misread_project"]),
     )
 
     out, err = run("s2", str(path))
 
     assert err.strip() == (
-        f"{path}:1: labels: Outcome: at most 1 type(s) per card. "
-        "Got effort_or_trust_cost, code_or_task_damage (axis 'outcome')."
+        f"{path}:1: labels: Damage severity: at most 1 type(s) per card. "
+        "Got DS1, DS2 (axis 'damage_severity')."
     )
     assert "1 records imported, 1 rejected" in out
 

@@ -158,6 +158,30 @@ def test_a_third_cause_tick_is_refused_with_the_axis_and_types_named(world):
     assert text.count('name="types"') > 3 and 'data-max="2"' in text
 
 
+def test_an_axis_out_of_its_condition_is_refused_as_the_cards_refuse_it(world):
+    """An axis with a condition (the preset's damage locus: only when the severity is DS2
+    or DS3) is refused on the card when the condition does not hold, naming both axes."""
+    conditional = [a for a in world["study"].taxonomy_version.axes.all() if a.when]
+    assert conditional, "the preset has conditional axes"
+    axis = conditional[0]
+    (other, allowed), *_ = axis.when.items()
+    other_codes = types_of(world["study"], other)
+    refused = next(c for c in other_codes if c not in allowed)
+    mine = types_of(world["study"], axis.code)[0]
+    response = post(
+        "alice", world["e1"], valid="1", types=[f"{other}:{refused}", f"{axis.code}:{mine}"]
+    )
+    assert response.status_code == 422
+    text = response.content.decode()
+    assert "Not saved:" in text and axis.name in text.split("Not saved:")[1]
+    assert not EpisodeJudgement.objects.exists()
+    response = post(
+        "alice", world["e1"], valid="1", types=[f"{other}:{allowed[0]}", f"{axis.code}:{mine}"]
+    )
+    assert response.status_code == 302
+    assert EpisodeJudgement.objects.get().labels == {other: [allowed[0]], axis.code: [mine]}
+
+
 @pytest.mark.parametrize(
     "data, message",
     [

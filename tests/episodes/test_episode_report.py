@@ -123,8 +123,16 @@ def test_the_command_summary_and_downloads_carry_it(client, study):  # noqa: F81
     assert "Coverage (modality = ide)" in md
     # validity first, then the taxonomy's axes in its order (not jsonb's by key length)
     agreement = md[md.index("Agreement on episodes, round 1") :]
-    rows = [line.split("|")[1].strip() for line in agreement.splitlines()[4:9]]
-    assert rows == ["validity", "symptom", "cause", "outcome", "resolution"]
+    rows = [line.split("|")[1].strip() for line in agreement.splitlines()[4:11]]
+    assert rows == [
+        "validity",
+        "symptom",
+        "cause",
+        "damage_severity",
+        "damage_locus",
+        "resolution_status",
+        "resolver",
+    ]
     assert json.loads(get("json"))["episodes"]["overall"]["runs"]["gpt"]["extracted"] == 4
 
 

@@ -20,10 +20,19 @@ EPISODE = [
     "scope_overreach",
     "faulty_implementation",
     "underspecified_instruction",
-    "code_or_task_damage",
-    "developer_pushback",
+    "DS2",
+    "code_or_task",
+    "visible",
+    "RV2",
 ]
-AXIS_COLUMNS = ["symptom_labels", "cause_labels", "outcome_label", "resolution_label"]
+AXIS_COLUMNS = [
+    "symptom_labels",
+    "cause_labels",
+    "damage_severity_label",
+    "damage_locus_label",
+    "resolution_status_label",
+    "resolver_label",
+]
 
 
 @pytest.fixture
@@ -39,17 +48,17 @@ def agents(alice, bob):
     # agreed on "nothing on any axis"
     label(second, alice)
     label(second, bob)
-    # disagreed on the outcome: no consensus yet; alice quotes the earlier turn
+    # disagreed on the damage: no consensus yet; alice quotes the earlier turn
     quote = first.user_text[:10]
     label(
         third,
         alice,
         "scope_overreach",
-        "effort_or_trust_cost",
+        "DS1",
         evidence=quote,
         span=EvidenceSpan(first.pk, "user", 0, 10),
     )
-    label(third, bob, "scope_overreach", "project_state_damage")
+    label(third, bob, "scope_overreach", "DS3", "project")
     return study
 
 
@@ -75,18 +84,20 @@ def test_the_gold_file_has_one_column_group_per_axis(tmp_path, agents, fmt):
     path = tmp_path / f"gold.{fmt}"
     exports.write_gold(agents, path, fmt)
     rows = read(path, fmt)
-    assert list(rows[0])[: len(exports.GOLD_COLUMNS) + 4] == [*exports.GOLD_COLUMNS, *AXIS_COLUMNS]
+    assert list(rows[0])[: len(exports.GOLD_COLUMNS) + 6] == [*exports.GOLD_COLUMNS, *AXIS_COLUMNS]
     cells = [[row[c] for c in AXIS_COLUMNS] for row in rows]
     if fmt == "csv":
         assert cells == [
             [
                 "faulty_implementation|scope_overreach",
                 "underspecified_instruction",
-                "code_or_task_damage",
-                "developer_pushback",
+                "DS2",
+                "code_or_task",
+                "visible",
+                "RV2",
             ],
-            ["-", "-", "", ""],
-            ["", "", "", ""],
+            ["-", "-", "", "", "", ""],
+            ["", "", "", "", "", ""],
         ]
         return
     cells = [[plain(c) for c in row] for row in cells]
@@ -94,11 +105,13 @@ def test_the_gold_file_has_one_column_group_per_axis(tmp_path, agents, fmt):
         [
             ["faulty_implementation", "scope_overreach"],
             ["underspecified_instruction"],
-            "code_or_task_damage",
-            "developer_pushback",
+            "DS2",
+            "code_or_task",
+            "visible",
+            "RV2",
         ],
-        [[], [], None, None],
-        [None, None, None, None],
+        [[], [], None, None, None, None],
+        [None, None, None, None, None, None],
     ]
 
 
@@ -112,14 +125,16 @@ def test_the_raw_file_splits_each_annotation_by_axis_with_its_evidence_span(tmp_
     assert [first[c] for c in AXIS_COLUMNS] == [
         ["faulty_implementation", "scope_overreach"],
         ["underspecified_instruction"],
-        "code_or_task_damage",
-        "developer_pushback",
+        "DS2",
+        "code_or_task",
+        "visible",
+        "RV2",
     ]
     quoted = next(r for r in rows if r["evidence"])
     assert (quoted["turn"], quoted["annotator"]) == (3, "alice")
-    assert [quoted[c] for c in exports.columns.EVIDENCE_SPAN_COLUMNS] == [1, "user", 0, 10]
-    assert quoted["outcome_label"] == "effort_or_trust_cost"
-    assert [rows[0][c] for c in exports.columns.EVIDENCE_SPAN_COLUMNS] == [None] * 4
+    assert [quoted[c] for c in exports.columns.EVIDENCE_SPAN_COLUMNS] == [1, "user", None, 0, 10]
+    assert quoted["damage_severity_label"] == "DS1"
+    assert [rows[0][c] for c in exports.columns.EVIDENCE_SPAN_COLUMNS] == [None] * 5
 
 
 def test_a_one_axis_taxonomy_keeps_its_columns(tmp_path, study, alice, bob):

@@ -110,18 +110,25 @@ def test_it_gives_every_axis_its_own_label_sets(alice, bob):
     study = make_study("multi", taxonomy="agent-misalignment")
     g = make_group(study, "g", [alice, bob])
     turn = make_conversation(study, "c", n_turns=1, group=g).turns.get()
-    label(turn, alice, "scope_overreach", "developer_pushback")
+    label(turn, alice, "scope_overreach", "visible", "RV2")
     label(turn, bob, "scope_overreach")
     data = load_records(study)
-    assert set(data) == {"symptom", "cause", "outcome", "resolution"}
+    assert set(data) == {
+        "symptom",
+        "cause",
+        "damage_severity",
+        "damage_locus",
+        "resolution_status",
+        "resolver",
+    }
     labels = {
         axis: dict(zip(r.annotator, r.labels, strict=True)) for axis, (r, _, _) in data.items()
     }
     assert labels["symptom"] == {"alice": {"scope_overreach"}, "bob": {"scope_overreach"}}
     # no type of an axis = the empty set on that axis, not a missing record
-    assert labels["resolution"] == {"alice": {"developer_pushback"}, "bob": frozenset()}
+    assert labels["resolver"] == {"alice": {"RV2"}, "bob": frozenset()}
     assert labels["cause"] == {"alice": frozenset(), "bob": frozenset()}
-    assert "developer_pushback" in data["resolution"][1]
+    assert data["resolver"][1] == ["RV1", "RV2", "RV3"]
 
 
 def test_it_costs_the_same_queries_for_a_bigger_study(study, labelled, alice, bob):

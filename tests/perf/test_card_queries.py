@@ -20,8 +20,10 @@ pytestmark = pytest.mark.django_db
 
 # the card: 14 with the member's last seen taxonomy version (annotation/hotkeys.key_changes)
 # and the open sort's board lock on round-1 labels (opensort/access.labels_locked), the
-# submit 28 (the lock checked on the submit and on the next card)
-CARD, CONTEXT, LABEL = 14, 7, 28
+# submit 31 (the lock checked on the submit and on the next card; the card marked done in the
+# annotator's kept queue and progress, models/queue.mark_done: 2, and its state synced to the
+# queues of its group, queue.sync_states: 1)
+CARD, CONTEXT, LABEL = 14, 7, 31
 CONTROL = ("BEGIN", "SAVEPOINT", "RELEASE", "COMMIT", "ROLLBACK")
 HTMX = {"HTTP_HX_REQUEST": "true"}
 

@@ -20,8 +20,17 @@ from tests.report.helpers import named
 
 pytestmark = pytest.mark.django_db
 
-# per card: (alice's codes, bob's codes)
-CARDS = [
+# per card: (alice's codes, bob's codes), written in version 1's codes and given in version
+# 2's (the preset's mapping: outcome and resolution recast into four pick-one axes)
+RECAST = {
+    "effort_or_trust_cost": {"DS1"},
+    "code_or_task_damage": {"DS2", "code_or_task"},
+    "project_state_damage": {"DS3", "project"},
+    "developer_pushback": {"visible", "RV2"},
+    "self_corrected": {"visible", "RV1"},
+    "unknown": {"status_unknown"},
+}
+V1_CARDS = [
     (
         {"scope_overreach", "code_or_task_damage", "developer_pushback"},
         {"scope_overreach", "code_or_task_damage", "self_corrected"},
@@ -54,8 +63,19 @@ CARDS = [
         {"faulty_implementation", "effort_or_trust_cost", "self_corrected"},
     ),
 ]
-OUTCOME = ["effort_or_trust_cost", "code_or_task_damage", "project_state_damage"]
-RESOLUTION = ["developer_pushback", "self_corrected", "unknown"]
+
+
+def recast(codes: set[str]) -> set[str]:
+    return set().union(*(RECAST.get(c, {c}) for c in codes)) if codes else set()
+
+
+CARDS = [(recast(a), recast(b)) for a, b in V1_CARDS]
+SINGLE_AXES = {
+    "damage_severity": ["DS1", "DS2", "DS3"],
+    "damage_locus": ["code_or_task", "project", "external"],
+    "resolution_status": ["visible", "status_unknown"],
+    "resolver": ["RV1", "RV2", "RV3"],
+}
 
 
 @pytest.fixture
@@ -76,7 +96,7 @@ def single(codes: set[str], axis: list[str]) -> str:
     return picked
 
 
-@pytest.mark.parametrize("axis, types", [("outcome", OUTCOME), ("resolution", RESOLUTION)])
+@pytest.mark.parametrize("axis, types", list(SINGLE_AXES.items()))
 def test_a_pick_one_axis_has_the_single_label_kappa(agents, axis, types):
     result = compute_study_report(agents, n_boot=0)
     pair = named(result["axes"][axis]["report"]["pairs"])["alice|bob"]
@@ -124,6 +144,8 @@ def test_the_report_page_has_one_section_per_axis(client, agents):
     assert sections == [
         ("symptom", "Axis: Symptom"),
         ("cause", "Axis: Cause"),
-        ("outcome", "Axis: Outcome"),
-        ("resolution", "Axis: Resolution"),
+        ("damage_severity", "Axis: Damage severity"),
+        ("damage_locus", "Axis: Damage locus"),
+        ("resolution_status", "Axis: Resolution status"),
+        ("resolver", "Axis: Resolver"),
     ]

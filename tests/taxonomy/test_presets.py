@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import importlib
-import json
 
 import pytest
 from django.apps import apps as django_apps
@@ -9,7 +8,7 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from annotation.actions.studies import preset_names
-from taxonomy.models import PRESET_DIR, Taxonomy, Type
+from taxonomy.models import Taxonomy, Type, preset_data
 from tests.factories import make_conversation, make_group, make_study, make_user
 
 pytestmark = pytest.mark.django_db
@@ -41,12 +40,26 @@ def test_it_names_the_known_presets_for_an_unknown_one():
         Taxonomy.load_preset("nope")
 
 
-def test_the_agent_misalignment_preset_has_four_axes():
+def test_the_agent_misalignment_preset_has_the_studys_six_axes():
     version = Taxonomy.load_preset("agent-misalignment")
     axes = {a.code: a for a in version.axes.all()}
-    assert list(axes) == ["symptom", "cause", "outcome", "resolution"]
+    assert list(axes) == [
+        "symptom",
+        "cause",
+        "damage_severity",
+        "damage_locus",
+        "resolution_status",
+        "resolver",
+    ]
     assert axes["cause"].max_labels == 2
-    assert not axes["outcome"].multi_select and not axes["resolution"].multi_select
+    assert not any(axes[a].multi_select for a in list(axes)[2:])
+    # its version 1 (outcome, resolution) stays, the parent studies move from
+    assert [a.code for a in version.parent.axes.all()] == [
+        "symptom",
+        "cause",
+        "outcome",
+        "resolution",
+    ]
 
 
 def test_a_version_used_by_a_study_is_frozen():
@@ -124,7 +137,7 @@ def test_the_migration_fills_only_the_empty_examples_of_preset_types():
 
 def test_the_migrations_examples_are_the_presets():
     for slug, examples in MIGRATION.EXAMPLES.items():
-        data = json.loads((PRESET_DIR / f"{slug}.json").read_text(encoding="utf-8"))
+        data = preset_data(slug, 1)  # the migration filled version 1's types
         in_file = {
             t["code"]: t["example"]
             for axis in data["axes"]

@@ -86,14 +86,14 @@ def test_it_proposes_for_the_chosen_axis(client, agents, alice, lead):
     study, turn = agents
     client.force_login(alice)
     card = client.get(reverse("card", args=[study.slug, turn.pk])).content.decode()
-    assert '<option value="outcome">Outcome</option>' in card
-    data = {"name": "Lost afternoon", "definition": "d", "reason": "r", "axis": "outcome"}
+    assert '<option value="damage_severity">Damage severity</option>' in card
+    data = {"name": "Lost afternoon", "definition": "d", "reason": "r", "axis": "damage_severity"}
     client.post(reverse("propose", args=[study.slug, turn.pk]), data, HTTP_HX_REQUEST="true")
     p = Proposal.objects.get()
-    assert p.axis.code == "outcome"
+    assert p.axis.code == "damage_severity"
     p.accept(lead)
     added = Study.objects.get(pk=study.pk).taxonomy_version.types_by_code()["lost_afternoon"]
-    assert (added.axis.code, added.category.name) == ("outcome", "Proposed")
+    assert (added.axis.code, added.category.name) == ("damage_severity", "Proposed")
 
 
 def test_map_on_a_single_select_axis_pre_ticks_the_type_in_place_of_the_other(agents, alice, lead):
@@ -103,14 +103,14 @@ def test_map_on_a_single_select_axis_pre_ticks_the_type_in_place_of_the_other(ag
         turn=turn,
         group=turn.conversation.groups.get(),
         annotator=alice,
-        types=[by_code["scope_overreach"], by_code["effort_or_trust_cost"]],
+        types=[by_code["scope_overreach"], by_code["DS1"]],
     )
     p = Proposal.propose(
         study=study, turn=turn, proposer=alice, name="X", definition="d", reason="r"
     )
-    p.map_to(lead, "code_or_task_damage")
+    p.map_to(lead, "DS3")
     a = Annotation.objects.get(turn=turn, annotator=alice, is_current=True)
     stored = {t.code for t in a.types.all()}
-    assert stored == {"scope_overreach", "effort_or_trust_cost"}  # unchanged
+    assert stored == {"scope_overreach", "DS1"}  # unchanged
     shown = Proposal.objects.pretick(alice, turn, stored, by_code)
-    assert shown == {"scope_overreach", "code_or_task_damage"}
+    assert shown == {"scope_overreach", "DS3"}

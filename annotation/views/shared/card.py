@@ -15,6 +15,7 @@ from ...card import Card, provide
 from ...forms import AnnotationForm, form_errors
 from ...messages import text_view
 from ...models import Annotation, CardState, CardStatus, Study, Turn
+from ...models.queue import next_card
 from ...opensort.access import labels_locked
 from . import feedback
 
@@ -27,7 +28,7 @@ def after_submit(
     when the caller has them already."""
     if saved and not request.htmx:
         feedback.tell(request, saved)
-    next_id = Turn.objects.for_annotator(study, request.user).next_for(request.user, turn)
+    next_id = next_card(study, request.user, turn)
     if next_id is None:
         url = reverse("queue", args=[study.slug])
         if request.htmx:

@@ -17,7 +17,9 @@ from ...models import (
     Role,
     Study,
     Turn,
+    queue,
 )
+from ...models.queue import QueueCard
 from ...opensort import tagging
 
 # --- the home page -----------------------------------------------------------------------
@@ -109,15 +111,88 @@ def filter_my_cards(cards: QuerySet, form: MyCardsFilter) -> QuerySet:
     return cards
 
 
+class KeptCards:
+    """My cards from the rows models/queue.py keeps, as a sequence a Paginator pages: all of
+    them (`state` ""), those to do or those labelled. Its length is a kept count, and a page
+    of all my cards is a seek on my places (ordinal in (bottom, top]); one to do or labelled a
+    bounded walk of the same index. Three queries a page, whatever the number of cards."""
+
+    def __init__(self, study: Study, user, state: str = ""):
+        self.study, self.user, self.state = study, user, state
+
+    def count(self) -> int:
+        done, cards = queue.progress(self.study, self.user)
+        return {"": cards, "todo": cards - done, "labelled": done}[self.state]
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __getitem__(self, window: slice) -> list[Turn]:
+        rows = QueueCard.objects.filter(annotator_id=self.user.pk, study_id=self.study.pk)
+        rows = rows.order_by("ordinal").values_list("turn_id", "done")
+        if self.state == "":
+            rows = rows.filter(ordinal__gt=window.start, ordinal__lte=window.stop)
+        else:
+            rows = rows.filter(done=self.state == "labelled")[window]
+        done = dict(rows)
+        turns = (
+            Turn.objects.filter(pk__in=list(done))
+            .with_status_for(self.user)
+            .select_related("conversation")
+            .defer("reply_text", "reply_parts", "metadata", "conversation__metadata")
+        )
+        by_id = {t.pk: t for t in turns}
+        out = []
+        for turn_id, is_done in done.items():
+            turn = by_id[turn_id]
+            turn.done = is_done
+            out.append(turn)
+        return out
+
+
+def my_cards(study: Study, user, form: MyCardsFilter, cards: QuerySet):
+    """What "My cards" lists for the valid `form`: the kept rows (KeptCards) for all my cards,
+    those to do or those labelled; the card's state or a text filter goes through
+    `filter_my_cards` on `cards` (annotated with `done` and `status`)."""
+    state, text = form.cleaned_data["state"], form.cleaned_data["q"]
+    if not text and state in ("", "todo", "labelled"):
+        return KeptCards(study, user, state)
+    return filter_my_cards(cards, form)
+
+
 def to_discuss_count(user, study: Study) -> int:
-    """My disputed cards whose round under way waits for my labels."""
-    groups = user.annotation_groups.filter(study=study)
-    return (
-        CardState.objects.filter(group__in=groups, status=CardStatus.DISPUTED)
-        .with_labelled_by(user)
-        .filter(labelled=False)
-        .count()
-    )
+    """My disputed cards whose round under way waits for my labels: a count on the kept
+    queue's index by state (models/queue.disputed), never a walk of the study's states."""
+    return queue.disputed(study, user, answered=False).count()
+
+
+class DisputedCards:
+    """My disputed cards (my turn, or `answered`: waiting for the others) as a sequence a
+    Paginator pages: the kept queue's rows by state for the count and the page's cards, then
+    their states (round, since when) with their turns: three queries a page."""
+
+    def __init__(self, study: Study, user, answered: bool):
+        self.rows = queue.disputed(study, user, answered)
+
+    def count(self) -> int:
+        return self.rows.count()
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __getitem__(self, window: slice) -> list[CardState]:
+        keys = list(self.rows.values_list("turn_id", "group_id")[window])
+        if not keys:
+            return []
+        states = (
+            CardState.objects.filter(
+                turn_id__in=[t for t, _ in keys], group_id__in={g for _, g in keys}
+            )
+            .select_related("turn__conversation", "group")
+            .defer("turn__reply_text", "turn__reply_parts", "turn__metadata")
+        )
+        by_key = {(s.turn_id, s.group_id): s for s in states}
+        return [by_key[k] for k in keys if k in by_key]
 
 
 # --- the moderator's next escalated card --------------------------------------------------------
