@@ -90,13 +90,24 @@ def world(tmp_path, alice, bob):
 
 def picks(study, which: int) -> list[str]:
     """One type per axis of the study's taxonomy version ("axis:code"), the `which`-th of
-    the axis's types (wrapping): whatever axes the preset has today."""
+    the axis's types (wrapping): whatever axes the preset has today. An axis with a
+    condition (`when`: {other axis: [codes]}) comes after the others, and only where its
+    condition holds for what was picked (else it stays empty, as the page would have it)."""
+    version = study.taxonomy_version
     by_axis: dict[str, list[str]] = {}
-    for t in study.taxonomy_version.type_list():  # the taxonomy's order
+    for t in version.type_list():  # the taxonomy's order
         by_axis.setdefault(t.axis.code, []).append(t.code)
-    out = [f"{axis}:{codes[which % len(codes)]}" for axis, codes in by_axis.items()]
-    assert out, "the taxonomy has no types"
-    return out
+    conditions = version.axis_conditions()
+    chosen: dict[str, str] = {}
+    for axis, codes in by_axis.items():
+        if axis not in conditions:
+            chosen[axis] = codes[which % len(codes)]
+    for axis, when in conditions.items():
+        if all(chosen.get(other) in allowed for other, allowed in when.items()):
+            codes = by_axis[axis]
+            chosen[axis] = codes[which % len(codes)]
+    assert chosen, "the taxonomy has no types"
+    return [f"{axis}:{code}" for axis, code in chosen.items()]
 
 
 def as_labels(values: list[str]) -> dict[str, list[str]]:
