@@ -166,11 +166,56 @@ def session_episodes(user, group: Group, conversation: Conversation) -> QuerySet
     with SESSION_EPISODE_FIELDS only."""
     if not annotates(user, group):
         return Episode.objects.none()
-    shown = Q(run__isnull=False) | Q(created_by_id=user.pk)
-    if rated_coverage(user, group, conversation):
-        shown |= Q(run__isnull=True, created_by__in=group.annotators.all())
-    episodes = Episode.objects.filter(shown, conversation=conversation)
+    episodes = Episode.objects.filter(
+        episodes_annotator_sees(user, group, rated_coverage(user, group, conversation)),
+        conversation=conversation,
+    )
     return episodes.only(*SESSION_EPISODE_FIELDS)
+
+
+def episodes_annotator_sees(user, group: Group, rated: bool) -> Q:
+    """The episodes an annotator of `group` may see of a session, on any page (the session
+    page, the episode card, the queue): every extracted one and their own; the episodes the
+    group's other annotators recorded only once `rated` (they rated the session's coverage:
+    what the extractor missed stays their own judgement); never someone else's outside the
+    group."""
+    shown = Q(run__isnull=False) | Q(created_by_id=user.pk)
+    if rated:
+        shown |= Q(run__isnull=True, created_by__in=group.annotators.all())
+    return shown
+
+
+def episode_hidden_from_annotator(user, group: Group, episode: Episode) -> bool:
+    """Whether `episode` is hidden from `user`, an annotator of `group`
+    (episodes_annotator_sees)."""
+    if episode.run_id is not None or episode.created_by_id == user.pk:
+        return False
+    rated = rated_coverage(user, group, episode.conversation)
+    shown = episodes_annotator_sees(user, group, rated)
+    return not Episode.objects.filter(shown, pk=episode.pk).exists()
+
+
+def episodes_hidden_in_queue(user, groups) -> set[tuple[int, int]]:
+    """{(episode id, group id)} of the episodes of `groups` (each annotated by `user`) that
+    are hidden from `user` (episodes_annotator_sees): the queue never leads there."""
+    groups = list(groups)
+    rated = set(
+        CoverageRating.objects.filter(
+            annotator_id=user.pk, group__in=groups, is_current=True
+        ).values_list("conversation_id", "group_id")
+    )
+    hidden = set()
+    for group in groups:
+        people = Episode.objects.filter(
+            run__isnull=True, conversation__assignments__group=group
+        ).exclude(created_by_id=user.pk)
+        members = set(group.annotators.values_list("pk", flat=True))
+        for pk, conversation_id, author in people.values_list(
+            "pk", "conversation_id", "created_by_id"
+        ):
+            if author not in members or (conversation_id, group.pk) not in rated:
+                hidden.add((pk, group.pk))
+    return hidden
 
 
 def round1_hidden_from(user, study: Study | None) -> QuerySet:
@@ -624,6 +669,8 @@ def get_episode_for_member(
     )
     own = next((g for g in groups if annotates(user, g)), None)
     if own is not None:
+        if episode_hidden_from_annotator(user, own, episode):
+            raise Http404("No such episode")
         group, is_annotator = own, True
     else:
         mine = [g for g in groups if role == Role.LEAD or g.moderator_id == user.pk]

@@ -195,8 +195,9 @@ def _figures_tables(
             _run_rows(runs),
             outputs=EVERYWHERE,
             intro="Per run: episodes extracted (read from the extractor's file), dropped "
-            "under the confidence threshold, imported, and judged by people's round-1 "
-            "consensus; retention = valid / extracted; precision = valid / (valid + invalid).",
+            "under the confidence threshold, imported, and judged by people's consensus (in "
+            "round 1, or in the discussion round after a disagreement); retention = valid / "
+            "extracted; precision = valid / (valid + invalid).",
             empty="No extraction run.",
         ),
         Table(

@@ -10,9 +10,12 @@ Shapes:
 - a coverage rating: {"conversation", "annotator", "group", "rating"}.
 
 Rules, stated once:
-- **Consensus validity** of an episode: the verdict of its round-1 judgements when every
-  annotator who judged it (in any group) gave the same one; "disputed" when they differ;
-  "unjudged" without any judgement.
+- **Consensus validity** of an episode: the verdict of its deciding round's judgements when
+  every annotator who judged it (in any group) gave the same one; "disputed" when they
+  differ; "unjudged" without any judgement. The deciding round is the latest round in which
+  everyone who judged the episode in round 1 judged it: round 1, or the discussion round
+  that followed a disagreement (an episode agreed in discussion counts by its consensus, as
+  its card shows it).
 - **Gold** labels of an episode: the labels of its latest round in which every judgement
   is identical (verdict, reason and labels), when that verdict is valid.
 - **Retention**: episodes judged valid by consensus / episodes extracted (read from the run's
@@ -156,12 +159,30 @@ def _whole(j: dict) -> tuple:
     return (*_verdict(j), labels)
 
 
+def deciding_rounds(judgements: Iterable[dict]) -> dict[int, int]:
+    """{episode id: the round its consensus validity is read from}: the latest round in
+    which everyone who judged the episode in round 1 judged it (round 1 itself when no later
+    round is complete)."""
+    judges: dict[tuple[int, int], set] = defaultdict(set)
+    for j in judgements:
+        judges[(j["episode"], j["round"])].add(j["annotator"])
+    out: dict[int, int] = {}
+    for (e, r), who in sorted(judges.items()):
+        first = judges.get((e, 1), set())
+        if first and who >= first:
+            out[e] = r
+    return out
+
+
 def consensus_validity(judgements: Iterable[dict]) -> dict[int, str]:
-    """{episode id: "valid" | "invalid" | "disputed"} from round-1 judgements (the rule in
-    the module docstring); an episode without a judgement is absent."""
+    """{episode id: "valid" | "invalid" | "disputed"} from the judgements of each episode's
+    deciding round (the rule in the module docstring); an episode without a judgement is
+    absent."""
+    judgements = list(judgements)
+    deciding = deciding_rounds(judgements)
     verdicts: dict[int, set[bool]] = defaultdict(set)
     for j in judgements:
-        if j["round"] == 1:
+        if deciding.get(j["episode"]) == j["round"]:
             verdicts[j["episode"]].add(bool(j["valid"]))
     return {
         e: ("disputed" if len(v) > 1 else "valid" if True in v else "invalid")
@@ -213,14 +234,15 @@ def run_measures(run: dict, episodes: Sequence[dict], judgements: Sequence[dict]
     ids = {e["id"] for e in episodes}
     js = [j for j in judgements if j["episode"] in ids]
     consensus = consensus_validity(js)
+    deciding = deciding_rounds(js)
     tally = Counter(consensus.values())
     valid, invalid = tally["valid"], tally["invalid"]
     low, high = wilson(valid, valid + invalid)
-    # each consensus-invalid episode counts once, split over its judgements' reasons
+    # each consensus-invalid episode counts once, split over its deciding round's reasons
     reasons: Counter = Counter()
     by_episode: dict[int, list[str]] = defaultdict(list)
     for j in js:
-        if j["round"] == 1 and consensus.get(j["episode"]) == "invalid":
+        if j["round"] == deciding.get(j["episode"]) and consensus.get(j["episode"]) == "invalid":
             by_episode[j["episode"]].append(j.get("invalid_reason") or NONE)
     for given in by_episode.values():
         for r in given:

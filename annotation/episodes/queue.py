@@ -3,6 +3,7 @@ groups that annotate episodes, and the next one awaiting their judgement."""
 
 from __future__ import annotations
 
+from ..access import episodes_hidden_in_queue
 from ..models import Episode, Group, Study, Unit
 from . import rounds
 
@@ -14,7 +15,8 @@ def episode_groups(user, study: Study):
 
 def _walk(user, study: Study):
     """(episode id, the round awaiting `user` or None, judged by them in round 1) for each
-    episode of their episode groups, in the session's order. Three queries."""
+    episode of their episode groups, in the session's order (never one hidden from them:
+    access.episodes_annotator_sees). A few queries."""
     groups = list(episode_groups(user, study))
     if not groups:
         return
@@ -27,7 +29,10 @@ def _walk(user, study: Study):
     )
     judged = rounds.judged_of(None, {g.pk for g in groups})
     voters = rounds.voters_of({g.pk for g in groups})
+    hidden = episodes_hidden_in_queue(user, groups)  # another's recorded episode, unrated
     for episode_id, group_id in rows:
+        if (episode_id, group_id) in hidden:
+            continue
         mine = judged.get((episode_id, group_id), {})
         if not mine:  # nobody has judged it: round 1, open
             yield episode_id, 1, False

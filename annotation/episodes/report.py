@@ -130,8 +130,10 @@ def episode_measures(
         "study": study.slug,
         "run": run,
         "rules": {
-            "consensus": "an episode's round-1 verdict when every annotator who judged it "
-            "gave the same one; otherwise disputed",
+            "consensus": "an episode's verdict in its deciding round (the latest round "
+            "everyone who judged it in round 1 judged: round 1, or the discussion round "
+            "after a disagreement) when every annotator gave the same one; otherwise "
+            "disputed",
             "gold": "the labels of an episode's latest round in which every annotator of "
             "its group gave the same judgement, when valid",
             "retention": "episodes valid by consensus / episodes extracted",

@@ -1,10 +1,11 @@
 """The methods section's episode step (issue 21 point 4): the episode pipeline as the study
 ran it (each extraction run, its confidence threshold and what it dropped, people's verdicts
-by round-1 consensus), its figures (retention, precision with its Wilson interval, the
-invalid reasons, coverage with its bootstrap interval and the matched share of people's
-episodes, the per-axis and whole-episode agreement, the runs compared) and a table per run.
-All from the latest agreement job's `episodes` section (annotation/episodes/report.py),
-never computed here; a study without episodes has no such step.
+by consensus, in round 1 or a discussion round), its figures (retention, precision with its
+Wilson interval, the invalid reasons, coverage with its bootstrap interval and the matched
+share of people's episodes, the per-axis and whole-episode agreement, the runs compared)
+and a table per run. All from the latest agreement job's `episodes` section
+(annotation/episodes/report.py), never computed here; a study without episodes has no such
+step.
 
 A run's own validator verdicts and labels are a model's: the text leaves them out for a
 reader who does not see machine judges (Context.reads_judges), as the report does."""
@@ -43,7 +44,8 @@ def episodes_step(ctx: Context) -> Step | None:
         "developer wanted. Episodes under a run's confidence threshold were dropped before "
         "annotation. Annotators judged each episode valid (supported by its evidence) or "
         "invalid with a reason, and labelled the valid ones on every axis; an episode's "
-        "verdict is its round-1 consensus (every annotator's the same, else disputed). "
+        "verdict is its consensus (every annotator's the same in round 1, or in the "
+        "discussion round after a disagreement; else disputed). "
         "Retention is valid / extracted; precision valid / (valid + invalid), with a Wilson "
         "95% interval."
     ]

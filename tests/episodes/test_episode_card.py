@@ -239,3 +239,36 @@ def test_the_study_page_counts_my_episodes_not_cards(world):
     post("bob", world["e1"], valid="0", invalid_reason="other")
     page = client_of("alice").get(home).content.decode()
     assert "1 of 2 episodes judged · 1 in a discussion round waiting for you" in page
+
+
+def test_another_annotators_recorded_episode_stays_hidden_until_i_rated_coverage(world):
+    """The session page's rule (access.session_episodes) holds on the card and in the queue:
+    an episode alice recorded (one the extractor missed) is hers alone until bob has rated
+    the session's coverage, so what the extractor missed stays his own judgement. Before the
+    fix bob's queue led him to it, and its card showed him its goal, right after his last
+    judgement (tests/browser/test_episode_study_flow.py found it)."""
+    from annotation.models import CoverageRating
+
+    group, e1, e2 = world["group"], world["e1"], world["e2"]
+    alice, bob = group.annotators.get(username="alice"), group.annotators.get(username="bob")
+    hers = Episode.objects.create(
+        conversation=e1.conversation, first_turn=3, last_turn=4, created_by=alice,
+        goal="alice's missed episode",
+    )  # fmt: skip
+    client = client_of("bob")
+    for e in (e1, e2):
+        client.post(url(e), {"round": "1", "valid": "0", "invalid_reason": "other"})
+    response = client.get(reverse("queue", args=["ag"]))
+    assert f"/episodes/{hers.pk}/" not in response.get("Location", "")
+    assert client.get(url(hers)).status_code == 404
+    assert client.get(url(hers, "episode_context")).status_code == 404
+    # once bob has rated the session's coverage, it is his to see (and judge)
+    CoverageRating.objects.create(
+        conversation=e1.conversation, annotator=bob, group=group, rating=1
+    )
+    page = client.get(url(hers))
+    assert page.status_code == 200 and b"alice&#x27;s missed episode" in page.content
+    queue = client.get(reverse("queue", args=["ag"]))
+    assert queue.get("Location", "").startswith(url(hers))
+    # its author opens it whenever she likes
+    assert client_of("alice").get(url(hers)).status_code == 200

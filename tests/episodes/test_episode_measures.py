@@ -149,3 +149,50 @@ def test_heat_maps_of_the_cooccurrence_tables(study, tmp_path):
     svg = (tmp_path / "maps" / "symptom_x_cause.svg").read_text()
     assert svg.startswith("<svg") and "scope_overreach x instruction_following_failure" in svg
     assert (tmp_path / "maps" / "symptom_x_symptom.svg").exists()
+
+
+def test_an_episode_agreed_in_a_discussion_round_counts_as_its_consensus(study, tmp_path):
+    """Split on gpt's third episode in round 1, ann and bob agree in the discussion round
+    (valid): the episode card shows "Consensus (discussion): valid", and the measures must
+    count it valid, not disputed (before the fix: round 1 only, so precision 1/2 instead of
+    2/3; tests/browser/test_episode_study_flow.py found it). The invalid reasons come from
+    the round that decided."""
+    e2, e3 = Episode.objects.filter(run__name="gpt").order_by("conversation_id", "first_turn")[1:]
+    records = [
+        {"annotator": who, "group": "E1", "run": "gpt", "round": 2, "episode": e3.pk,
+         "valid": True}
+        for who in ("ann", "bob")
+    ]  # fmt: skip
+    path = write_jsonl(tmp_path / "round2.jsonl", records)
+    call_command("import_annotations", "ag", path, stdout=StringIO(), stderr=StringIO())
+    gpt = measured()["overall"]["runs"]["gpt"]
+    assert (gpt["valid"], gpt["invalid"], gpt["disputed"], gpt["unjudged"]) == (2, 1, 0, 0)
+    assert gpt["precision"]["value"] == pytest.approx(2 / 3)
+    assert gpt["retention"] == pytest.approx(2 / 4)
+
+
+def test_consensus_validity_reads_the_latest_round_everyone_judged():
+    def j(episode, who, r, valid, reason=""):
+        return {"episode": episode, "group": "E1", "annotator": who, "round": r,
+                "valid": valid, "invalid_reason": reason}  # fmt: skip
+
+    judgements = [
+        # 1: split in round 1, agreed (invalid) in round 2
+        j(1, "a", 1, True), j(1, "b", 1, False, "other"),
+        j(1, "a", 2, False, "other"), j(1, "b", 2, False, "other"),
+        # 2: split in round 1, round 2 not complete: disputed still
+        j(2, "a", 1, True), j(2, "b", 1, False, "other"), j(2, "a", 2, False, "other"),
+        # 3: agreed in round 1 (labels apart), split in round 2: disputed
+        j(3, "a", 1, True), j(3, "b", 1, True), j(3, "a", 2, True), j(3, "b", 2, False),
+        # 4: agreed in round 1
+        j(4, "a", 1, False, "other"), j(4, "b", 1, False, "normative_prior_bias"),
+    ]  # fmt: skip
+    assert measures.consensus_validity(judgements) == {
+        1: "invalid", 2: "disputed", 3: "disputed", 4: "invalid",
+    }  # fmt: skip
+    run = measures.run_measures({"name": "r"}, [{"id": i} for i in (1, 2, 3, 4)], judgements)
+    # episode 1's reason is its deciding round's (both "other"); 4's split over its two
+    assert run["invalid_reasons"]["codes"] == {
+        "normative_prior_bias": {"count": 0.5, "share": 0.25},
+        "other": {"count": 1.5, "share": 0.75},
+    }
