@@ -131,6 +131,12 @@ if IS_SQLITE:
     DATABASES["default"]["OPTIONS"] = sqlite_options()
     # A file, not memory, so a real worker process can share the test database.
     DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / f"test-{os.getpid()}.sqlite3")}
+else:
+    # PostgreSQL's JIT compiles any query its planner costs above jit_above_cost: a short
+    # query over tables not yet analyzed (a new study, a bulk rebuild of the kept queue)
+    # spent 1-2 s compiling for a millisecond's work. The app's queries are short: no JIT.
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    _options["options"] = (_options.get("options", "") + " -c jit=off").strip()
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
