@@ -115,6 +115,12 @@ def worker_setup(studies: list[str], n_conversations: int, n_groups: int) -> dic
         with tempfile.TemporaryDirectory(prefix="cardsort-card-keys-") as tmp:
             info = card_keys_study.build(Path(tmp), n_conversations, n_groups, PASSWORD)
         out["10k"] = info | {"password": PASSWORD, "seconds": time.perf_counter() - started}
+    from annotation.models.queue import rebuild
+
+    for info in out.values():
+        # the annotators' kept queues (annotation/models/queue.py), which the study's bulk
+        # writes (card_keys_study: COPY and bulk_create) do not keep
+        rebuild(Study.objects.get(slug=info["slug"]).pk)
     if connection.vendor == "postgresql":
         # what autovacuum does soon after a bulk import; without it the planner sees empty
         # tables and walks whole indexes (autovacuum may be off, as on this machine's server)
@@ -143,7 +149,16 @@ def worker_reset(slug: str, username: str) -> dict:
     mine = Annotation.objects.filter(
         annotator__username=username, round=1, turn__conversation__study__slug=slug
     ).exclude(Exists(left_round_1))
-    return {"deleted": mine.delete()[0]}
+    deleted = mine.delete()[0]
+    # the annotator's kept queue (annotation/models/queue.py) learns its cards are to do again
+    from django.contrib.auth import get_user_model
+
+    from annotation.models import Study
+    from annotation.models.queue import rebuild
+
+    user = get_user_model().objects.get(username=username)
+    rebuild(Study.objects.get(slug=slug).pk, [user.pk])
+    return {"deleted": deleted}
 
 
 def worker_profile(slug: str, username: str, n: int) -> dict:
