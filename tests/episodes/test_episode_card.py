@@ -93,8 +93,10 @@ def test_the_questions_come_in_order_and_the_keys_are_shown(world):
     assert "Show the rest of the session <kbd>c</kbd>" in page
     # the sub-reason under its reason
     assert 'class="reason sub-reason"' in page and "invisible agent action" in page
-    # the goal, the run and its confidence (the extractor's, not a person's judgement)
-    assert "keep the API" in page and "<code>gpt</code>, confidence 0.90" in page
+    # the goal and the run, never its confidence (it would anchor the judgement, as on the
+    # session page)
+    assert "keep the API" in page and "<code>gpt</code>." in page
+    assert "confidence" not in page and "0.90" not in page
 
 
 def test_each_quote_is_marked_in_place_and_its_tool_part_unfolded(world):
