@@ -125,7 +125,7 @@ def cards(request: Request, slug: str) -> Response:
 
 @extend_schema(
     operation_id="studies_cards_retrieve",
-    responses=responses({200: CardDetailOutputSerializer}, 404),
+    responses=responses({200: CardDetailOutputSerializer}, 403, 404),
 )
 @api_view(["GET"])
 def card(request: Request, slug: str, turn_id: int) -> Response:
@@ -144,7 +144,7 @@ def card(request: Request, slug: str, turn_id: int) -> Response:
 @extend_schema(
     operation_id="studies_cards_annotation_update",
     request=AnnotationInputSerializer,
-    responses=responses({200: AnnotationOutputSerializer}, 400, 404, 409),
+    responses=responses({200: AnnotationOutputSerializer}, 400, 403, 404, 409),
 )
 @api_view(["PUT"])
 @parser_classes([JSONBodyParser])  # labels are a list and the span an object: JSON only

@@ -102,11 +102,10 @@ def queue(request: HttpRequest, slug: str) -> HttpResponse:
     groups = request.user.annotation_groups.filter(study=study)
     if groups.filter(unit=Unit.EPISODE).exists():
         # a group whose unit is the episode: its members' next episode (issue 21); its
-        # conversations' turns are no cards of theirs
+        # conversations' turns are no cards of theirs (Turn.objects.for_annotator)
         episode_id = next_episode(request.user, study)
         if episode_id is not None:
             return redirect("episode_card", slug=study.slug, episode_id=episode_id)
-        cards = cards.filter(conversation__assignments__group__in=groups.filter(unit=Unit.TURN))
     # first the cards an expert's decision on my proposal brought back, still in round 1
     # (the card's state in my group: groups sharing a card each have their own)
     closed = CardState.objects.filter(
