@@ -358,6 +358,19 @@ def test_an_episode_judgement_holding_a_split_type_stops_the_move(labelled):
     assert EpisodeJudgement.objects.filter(is_current=True).count() == 4
 
 
+def test_a_runs_label_of_a_split_type_stops_the_move(labelled):
+    study = labelled["study"]
+    EpisodeJudgement.objects.all().delete()
+    first = labelled["episodes"][0]
+    first.run_labels = {"symptom": ["scope_overreach"]}
+    first.save(update_fields=["run_labels"])
+    with pytest.raises(EvolutionError, match="a run's label cannot wait"):
+        evolve(study, {"split": [{"code": "scope_overreach", "into": ["Scope A", "Scope B"]}]})
+    first.refresh_from_db()
+    assert first.run_labels == {"symptom": ["scope_overreach"]}
+    assert not TaxonomyMove.objects.exists()
+
+
 # -- property: every carried label is the mapping of its own label --------------------------
 
 old_labels = st.tuples(
