@@ -2,7 +2,7 @@
 alice's queue leads to the first episode, whose tool-result quote is marked and unfolded;
 c shows the rest of the session and hides it again; t unfolds every tool part and folds
 them again; n (invalid) shows the reasons, 1 picks the first, Enter submits and the next
-episode comes; there s (valid) shows the axes, a type's key ticks it, a third cause is
+episode comes; there p (valid) shows the axes, a type's key ticks it, a third cause is
 undone with the axis's message, Enter submits. bob judges the first episode valid: round 1
 closes in disagreement, he sees alice's judgement in the discussion round and revises to
 hers; alice keeps hers with Enter: consensus."""
@@ -69,7 +69,7 @@ def test_two_annotators_judge_episodes_by_keyboard_through_discussion_to_consens
     page.goto(f"{live_server.url}/s/ag/queue/")
     ready(page, first)
     hints = page.inner_text("[data-key-hints]")
-    for hint in ("s valid", "n invalid", "1–4 the reason", "Enter submit", "c the rest",
+    for hint in ("p valid", "n invalid", "1–4 the reason", "Enter submit", "c the rest",
                  "t the tool calls"):  # fmt: skip
         assert hint in hints
     # the quote, marked in its unfolded tool result
@@ -113,7 +113,7 @@ def test_two_annotators_judge_episodes_by_keyboard_through_discussion_to_consens
     assert "saved: invalid" in page.inner_text(".messages")
 
     # valid, with types by their keys; a third cause is undone with the axis's message
-    page.keyboard.press("s")
+    page.keyboard.press("p")
     assert page.locator('[data-question="axes"]').is_visible()
     types = page.eval_on_selector_all('input[name="types"]', "els => els.map(e => e.value)")
     symptom = next(v for v in types if v.startswith("symptom:"))
@@ -139,7 +139,7 @@ def test_two_annotators_judge_episodes_by_keyboard_through_discussion_to_consens
     page_b.goto(f"{live_server.url}/s/ag/queue/")
     ready(page_b, first)
     assert page_b.locator('tr[data-annotator="alice"]').count() == 0  # blind
-    page_b.keyboard.press("s")
+    page_b.keyboard.press("p")
     page_b.keyboard.press("Enter")
     page_b.wait_for_selector('tr[data-annotator="alice"]')
     assert "Round 2: a discussion round" in page_b.inner_text(".episode-status")
