@@ -11,7 +11,9 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
@@ -229,3 +231,35 @@ def test_the_time_page_shows_each_annotator_and_each_episodes_median(world):
         [f"episode {e1.pk}", key, "1–2 of 4", "gpt", "2", "15.5 s", "19.9 s"],
         [f"episode {e2.pk}", key, "2–3 of 4", "gpt", "1", "30.0 s", "30.0 s"],
     ]
+
+
+def _queries(client, url: str) -> int:
+    client.get(url)  # warm: the session, the caches
+    with CaptureQueriesContext(connection) as ctx:
+        assert client.get(url).status_code == 200
+    control = ("BEGIN", "SAVEPOINT", "RELEASE", "COMMIT", "ROLLBACK")
+    return sum(1 for q in ctx.captured_queries if not q["sql"].lstrip().startswith(control))
+
+
+def test_the_leads_pages_cost_the_same_queries_for_3_or_30_episodes(world):
+    """No query per episode: the time page and the flags page, for a lead who judges the
+    episodes too (the blind rule's replay is in it)."""
+    alice, bob, study = world["alice"], world["bob"], world["study"]
+    study.memberships.filter(user=alice).update(role=Role.LEAD)
+    conversation, run = world["e"][0].conversation, world["e"][0].run
+    client = client_of("alice")
+    pages = [reverse("lead_card_times", args=["ag"]), reverse("lead_flags", args=["ag"])]
+    costs = []
+    for n in (3, 30):
+        Episode.objects.all().delete()
+        for i in range(n):
+            e = Episode.objects.create(
+                conversation=conversation, run=run, first_turn=1, last_turn=2
+            )
+            for who, ms in ((alice, 1000 + i), (bob, 2000 + i)):
+                EpisodeTime.objects.create(episode=e, annotator=who, active_ms=ms)
+                EpisodeSkip.objects.create(episode=e, annotator=who, kind="flag", reason="r")
+            if i % 2:
+                judge("bob", e)
+        costs.append([_queries(client, url) for url in pages])
+    assert costs[0] == costs[1]
