@@ -73,3 +73,10 @@ def flags(study: Study) -> QuerySet:
         .annotate(judged=_judged_since(), in_group=Subquery(group))
         .order_by("-created_at", "-pk")
     )
+
+
+def flag_count(study: Study) -> int:
+    """How many episode flags the study has (the study page's link says so). One query."""
+    return EpisodeSkip.objects.filter(
+        kind=SkipKind.FLAG, episode__conversation__study=study
+    ).count()

@@ -173,6 +173,8 @@ def test_the_lead_lists_flags_with_the_episodes_identity_and_no_judgement(world)
     assert "Normative prior bias" not in page and "normative_prior_bias" not in page
     # the link opens the flagger's group's episode for a lead who does not judge it
     assert f"{url(e1)}?group=" in row
+    study_page = client_of("lead").get(reverse("study", args=["ag"])).content.decode()
+    assert "Flagged cards</a> (0; 1 flagged episode)" in study_page
     judge("alice", e1)
     page = client_of("lead").get(flags_url).content.decode()
     assert "judged since" in page
