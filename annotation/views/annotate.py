@@ -15,6 +15,7 @@ from annotation.models import Proposal
 
 from .. import evidence
 from ..access import get_card_for_annotator, get_study_for_user, is_expert
+from ..episodes.putoff import flag_count as episode_flag_count
 from ..episodes.queue import next_episode
 from ..episodes.queue import progress as episode_progress
 from ..evolution import pending_labels
@@ -69,6 +70,7 @@ def study(request: HttpRequest, slug: str) -> HttpResponse:
         ctx.update(jobs_panel_context(study, request.user, request.GET))
         flags = CardSkip.objects.filter(kind=SkipKind.FLAG, turn__conversation__study=study)
         ctx["flag_count"] = flags.count()
+        ctx["episode_flag_count"] = episode_flag_count(study)
         ctx["open_sort"] = (
             study.phase == Phase.OPEN_SORT or study.groups.filter(phase=Phase.OPEN_SORT).exists()
         )
