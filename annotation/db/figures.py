@@ -58,8 +58,8 @@ WHERE f.study_id = d.study_id;"""
 def _pg_groups(rows: str, sign: str) -> str:
     return f"""
 UPDATE {GF} g SET conversations = g.conversations {sign} d.c, cards = g.cards {sign} d.t
-FROM (SELECT r.group_id, count(*) AS c, sum(c.n_turns) AS t
-      FROM {rows} r JOIN {CONV} c ON c.id = r.conversation_id GROUP BY r.group_id) d
+FROM (SELECT r.group_id, count(*) AS c, COALESCE(sum(c.n_turns), 0) AS t
+      FROM {rows} r LEFT JOIN {CONV} c ON c.id = r.conversation_id GROUP BY r.group_id) d
 WHERE g.group_id = d.group_id;"""
 
 
@@ -109,7 +109,9 @@ def postgresql() -> list[str]:
         f" SELECT id, 0, 0, {zeros} FROM new_rows ON CONFLICT DO NOTHING;",
     )
     out += _pg_trigger("lp_conv_ins", CONV, "INSERT", _pg_conversations("new_rows", "+"))
-    out += _pg_trigger("lp_conv_del", CONV, "DELETE", _pg_conversations("old_rows", "-"))
+    out += _pg_trigger(
+        "lp_conv_del", CONV, "DELETE", _pg_conversations("old_rows", "-") + _PG_CARDS_GONE
+    )
     turns_moved = f"""
 UPDATE {GF} g SET cards = g.cards + d.t
 FROM (SELECT a.group_id, sum(n.n_turns - o.n_turns) AS t
@@ -199,10 +201,25 @@ WHERE study_id = {row}.study_id;"""
 
 
 def _lite_group(row: str, sign: str) -> str:
+    # no conversation: it went first (a raw DELETE, `flush`), its cards with it
     return f"""
 UPDATE {GF} SET conversations = conversations {sign} 1,
-  cards = cards {sign} (SELECT n_turns FROM {CONV} WHERE id = {row}.conversation_id)
+  cards = cards {sign} COALESCE((SELECT n_turns FROM {CONV} WHERE id = {row}.conversation_id), 0)
 WHERE group_id = {row}.group_id;"""
+
+
+# A conversation deleted before its assignments (a raw DELETE; `flush` empties the tables in
+# an order of its own, foreign keys checked at commit) takes its cards from the groups it is
+# still assigned to; the assignments' own deletion then finds no conversation and takes none.
+# Django's cascade deletes the assignments first: then none is left here.
+_LITE_CARDS_GONE = f"""
+UPDATE {GF} SET cards = cards - OLD.n_turns
+WHERE group_id IN (SELECT group_id FROM {ASSIGN} WHERE conversation_id = OLD.id);"""
+_PG_CARDS_GONE = f"""
+UPDATE {GF} g SET cards = g.cards - d.t
+FROM (SELECT a.group_id, sum(o.n_turns) AS t
+      FROM old_rows o JOIN {ASSIGN} a ON a.conversation_id = o.id GROUP BY a.group_id) d
+WHERE g.group_id = d.group_id;"""
 
 
 def _lite_state(row: str, sign: str) -> str:
@@ -233,7 +250,9 @@ def sqlite() -> list[str]:
         f"VALUES (NEW.id, 0, 0, {zeros});",
     )
     out += _lite_trigger("lp_conv_ins", CONV, "INSERT", _lite_conversation("NEW", "+"))
-    out += _lite_trigger("lp_conv_del", CONV, "DELETE", _lite_conversation("OLD", "-"))
+    out += _lite_trigger(
+        "lp_conv_del", CONV, "DELETE", _lite_conversation("OLD", "-") + _LITE_CARDS_GONE
+    )
     out += _lite_trigger(
         "lp_conv_upd",
         CONV,

@@ -208,6 +208,42 @@ def test_a_study_and_a_group_get_their_row_and_lose_it(db):
 
 
 @pytest.mark.django_db(transaction=True)
+def test_the_figures_stay_right_whichever_table_is_emptied_first():
+    """`flush` (every transactional test's teardown; SQLite's DELETEs, in an order of its
+    own that changes with the process's hash seed) may empty the conversations before their
+    assignments and card states: the assignment's trigger then found no conversation and
+    set the group's cards to NULL ("NOT NULL constraint failed: annotation_groupfigures.cards"),
+    and every later test of the run failed. Either order keeps the figures right."""
+    from django.db import connection
+
+    study = make_study("order")
+    alice, bob = make_user("alice"), make_user("bob")
+    group = make_group(study, "g", [alice, bob])
+    make_conversation(study, "c1", n_turns=2, group=group)
+    make_conversation(study, "c2", n_turns=3, group=group)
+    make_conversation(study, "c3", n_turns=1)
+    check_figures()
+    with transaction.atomic(), connection.cursor() as cursor:
+        # the conversations first (foreign keys are checked at commit), then what names them
+        key = Conversation.objects.get(external_id="c1").pk
+        cursor.execute(
+            "DELETE FROM annotation_queuecard WHERE turn_id IN "
+            "(SELECT id FROM annotation_turn WHERE conversation_id = %s)",
+            [key],
+        )
+        cursor.execute("DELETE FROM annotation_turn WHERE conversation_id = %s", [key])
+        cursor.execute("DELETE FROM annotation_conversation WHERE id = %s", [key])
+        check_figures()
+        cursor.execute("DELETE FROM annotation_assignment WHERE conversation_id = %s", [key])
+    check_figures()
+    with transaction.atomic(), connection.cursor() as cursor:
+        tables = ("annotation_queuecard", "annotation_turn", "annotation_conversation")
+        for table in (*tables, "annotation_assignment"):
+            cursor.execute(f"DELETE FROM {table}")  # noqa: S608 (a table name of ours)
+    check_figures()
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_migration_keeps_the_figures_right_even_when_it_rebuilds_the_turn_table():
     """On SQLite, AlterField on Turn rebuilds its table: with the figures' triggers in place
     the rename failed ("error in trigger lp_ann_ins: no such table"). `migrate` drops them
