@@ -122,7 +122,8 @@ def discussion(request: Request, slug: str, turn_id: int) -> Response:
     card = get_card_for_discussion(request.user, study, role, turn_id, group_id)
     card.annotations = list(
         group_annotations(card)
-        .exclude(round1_hidden_q(request.user, study))
+        # one card: the rule asked of its rows, not the study's every hidden card (issue 25)
+        .exclude(round1_hidden_q(request.user, study, per_row=True))
         .select_related("annotator", "evidence_turn")
         .prefetch_related("types")
         .order_by("round", "id")

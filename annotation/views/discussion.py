@@ -338,7 +338,8 @@ def card_timeline(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse
     turn = card.turn
     annotations = (
         group_annotations(card)
-        .exclude(round1_hidden_q(request.user, study))
+        # one card: the rule asked of its rows, not the study's every hidden card (issue 25)
+        .exclude(round1_hidden_q(request.user, study, per_row=True))
         .select_related("annotator")
         .prefetch_related("types")
     )
@@ -398,7 +399,8 @@ def _render_discussion(
     types = study.taxonomy_version.type_list()
     annotations = list(
         group_annotations(card)
-        .exclude(round1_hidden_q(request.user, study))
+        # one card: the rule asked of its rows, not the study's every hidden card (issue 25)
+        .exclude(round1_hidden_q(request.user, study, per_row=True))
         .select_related("annotator", "taxonomy_version__taxonomy")
         .prefetch_related("types")
         .order_by("round", "id")
