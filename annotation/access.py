@@ -700,3 +700,18 @@ def episode_judgements(user, episode: Episode, group: Group, revealed: bool):
         episode=episode, group=group, is_current=True, annotator_id__in=shown & voters
     )
     return rows.select_related("annotator").order_by("round", "annotator__username")
+
+
+def may_see_episode_discussion(user, seat: EpisodeSeat, revealed: bool) -> bool:
+    """May `user` read an episode's discussion thread and its moderator's decision in
+    `seat.group`? Its moderator or a lead who does not annotate it: always. One of its
+    annotators: only once round 1 is over (`revealed`) and they have judged it in round 1
+    themselves (an annotator seated later never reads what the others said of it first)."""
+    if not seat.is_annotator:
+        return True
+    return (
+        revealed
+        and EpisodeJudgement.objects.filter(
+            episode=seat.episode, group=seat.group, annotator=user, round=1, is_current=True
+        ).exists()
+    )

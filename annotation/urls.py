@@ -12,6 +12,7 @@ from .views import (
     diff,
     discussion,
     episode_card,
+    episode_moderation,
     episode_session,
     evolution,
     gold,
@@ -90,6 +91,8 @@ session_pages = [
 episode = [
     path("", episode_card.episode_card, name="episode_card"),
     path("context/", episode_card.episode_context, name="episode_context"),
+    path("decide/", episode_moderation.episode_decide, name="episode_decide"),
+    path("comments/", episode_moderation.episode_comment, name="episode_comment"),
 ]
 
 # /s/<slug>/lead/...: setting the study up, and the study-level gold of overlap cards
@@ -187,6 +190,7 @@ study = [
     path("discuss/", discussion.discuss_queue, name="discuss_queue"),
     path("moderate/", discussion.moderate_queue, name="moderate_queue"),
     path("moderate/next/", nav.next_escalated, name="next_escalated"),
+    path("moderate/episodes/", episode_moderation.moderate_episodes, name="moderate_episodes"),
     path("proposals/", proposals.proposals, name="proposals"),
     path("proposals/<int:proposal_id>/decide/", proposals.proposal_decide, name="proposal_decide"),
     path("taxonomy/", evolution.taxonomy, name="taxonomy"),

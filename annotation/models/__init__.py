@@ -26,6 +26,8 @@ from .decisions import (
 from .episodes import (
     CoverageRating,
     Episode,
+    EpisodeComment,
+    EpisodeDecision,
     EpisodeJudgement,
     EpisodeSeen,
     EvidencePart,
@@ -189,6 +191,8 @@ __all__ = [
     "Episode",
     "EvidencePart",
     "EvidenceQuote",
+    "EpisodeComment",
+    "EpisodeDecision",
     "EpisodeJudgement",
     "EpisodeSeen",
     "CoverageRating",
