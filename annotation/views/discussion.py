@@ -140,8 +140,6 @@ def moderate_queue(request: HttpRequest, slug: str) -> HttpResponse:
     ctx = {"study": study, "filters": filters, "page": page, "counts": counts, "totals": totals}
     ctx["query"] = query.urlencode()
     ctx["escalated_left"] = _escalated_left(request.user, study, role, by_group)
-    # the episodes' tab (views/episode_moderation.py), where a group judges episodes
-    ctx["episode_groups"] = any(g.unit == "episode" for g in groups)
     return render(request, "annotation/discussion/moderate_queue.html", ctx)
 
 
