@@ -265,6 +265,8 @@ class EpisodeDecision(models.Model):
     # the round the episode was escalated in (its last discussion round)
     from_round = models.PositiveSmallIntegerField()
     is_current = models.BooleanField(default=True)
+    # taxonomy evolution, as on EpisodeJudgement (annotation/evolution/move.py)
+    carried_from, retired_by = carried_and_retired()
 
     class Meta:
         ordering = ["id"]
