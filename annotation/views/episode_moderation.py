@@ -13,6 +13,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -36,6 +37,7 @@ from .shared.episode_discussion import decide_form, labels_in_words, moderation_
 
 ANNOTATORS_DO_NOT_DECIDE = "You judge this episode: its moderator or a lead decides it."
 REFUSED_PAGE = "annotation/episode/refused.html"
+PAGE_SIZE = 50
 
 
 def _seat(request: HttpRequest, slug: str, episode_id: int):
@@ -146,5 +148,6 @@ def moderate_episodes(request: HttpRequest, slug: str) -> HttpResponse:
     groups = get_moderated_groups(request.user, study, role)
     waiting = moderated_episodes(groups, study, request.user)
     counts = {s: sum(w.state.status == s for w in waiting) for s in ("escalated", "disputed")}
-    ctx = {"study": study, "waiting": waiting, "counts": counts}
+    page = Paginator(waiting, PAGE_SIZE).get_page(request.GET.get("page"))
+    ctx = {"study": study, "page": page, "counts": counts}
     return render(request, "annotation/episode/moderate_queue.html", ctx)
