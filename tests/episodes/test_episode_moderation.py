@@ -325,6 +325,7 @@ def test_an_annotator_who_has_not_judged_never_reads_the_thread_or_the_decision(
     html = page("dave", e1)
     assert "SECRET-THREAD" not in html and "SECRET-RATIONALE" not in html
     assert "data-decision" not in html
+    assert 'data-annotator="alice"' not in html and 'data-annotator="bob"' not in html
     response = comment("dave", e1, "let me in")
     assert response.status_code == 409 and "SECRET-THREAD" not in response.content.decode()
 
