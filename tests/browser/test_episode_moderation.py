@@ -4,7 +4,7 @@ comment and sends it with Ctrl+Enter (the thread comes back in place); both epis
 escalated; the moderator's queue (its Episodes tab) leads to the first, where s shows the
 axes, a type's key ticks it, Enter with the rationale empty goes to the rationale, typing
 and Ctrl+Enter decide, and the next escalated episode comes; there n shows the reasons, 1
-picks the first, the rationale is typed, Escape leaves it and Enter decides. alice then
+picks the first (4, 3, 2 the others), the rationale is typed, Escape leaves it and Enter decides. alice then
 reads the decision on her card."""
 
 from __future__ import annotations
@@ -131,8 +131,13 @@ def test_annotators_discuss_and_the_moderator_decides_escalated_episodes_by_keyb
     page_m.keyboard.press("n")
     assert page_m.locator('#episode-decide [data-question="reason"]').is_visible()
     assert not page_m.locator('#episode-decide [data-question="axes"]').is_visible()
-    page_m.keyboard.press("1")
-    assert page_m.is_checked('#episode-decide input[name="invalid_reason"]:first-of-type')
+    reasons = page_m.eval_on_selector_all(
+        '#episode-decide input[name="invalid_reason"]', "els => els.map(e => e.value)"
+    )
+    for key in "4321":  # each reason's key picks it
+        page_m.keyboard.press(key)
+        value = reasons[int(key) - 1]
+        assert page_m.is_checked(f'#episode-decide input[name="invalid_reason"][value="{value}"]')
     page_m.click("#episode-decide textarea[name=rationale]")
     page_m.keyboard.type("Nothing in the quotes shows it.")
     page_m.keyboard.press("Escape")
