@@ -93,6 +93,9 @@ episode = [
     path("context/", episode_card.episode_context, name="episode_context"),
     path("decide/", episode_moderation.episode_decide, name="episode_decide"),
     path("comments/", episode_moderation.episode_comment, name="episode_comment"),
+    path("skip/", skip.episode_skip, name="episode_skip"),
+    path("flag/", skip.episode_flag, name="episode_flag"),
+    path("time/", timing.episode_time, name="episode_time"),
 ]
 
 # /s/<slug>/lead/...: setting the study up, and the study-level gold of overlap cards

@@ -53,6 +53,8 @@ STUDY_MODELS = (
     "annotation.EpisodeSeen",
     "annotation.EpisodeDecision",
     "annotation.EpisodeComment",
+    "annotation.EpisodeSkip",
+    "annotation.EpisodeTime",
     "annotation.JudgeRun",
     "annotation.JudgeScore",
     "annotation.QueueProgress",

@@ -30,6 +30,8 @@ from .episodes import (
     EpisodeDecision,
     EpisodeJudgement,
     EpisodeSeen,
+    EpisodeSkip,
+    EpisodeTime,
     EvidencePart,
     EvidenceQuote,
     ExtractionRun,
@@ -195,5 +197,7 @@ __all__ = [
     "EpisodeDecision",
     "EpisodeJudgement",
     "EpisodeSeen",
+    "EpisodeSkip",
+    "EpisodeTime",
     "CoverageRating",
 ]

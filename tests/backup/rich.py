@@ -291,6 +291,10 @@ def build(slug: str = "rich") -> m.Study:
         episode=extracted, group=group, author=users["ben"], round=2, text="why?",
         created_at=at(26),
     )  # fmt: skip
+    m.EpisodeSkip.objects.create(
+        episode=extracted, annotator=users["ben"], kind="flag", reason="cut?", created_at=at(25)
+    )
+    m.EpisodeTime.objects.create(episode=extracted, annotator=users["ann"], active_ms=42_000)
     judged = m.JudgeRun.objects.create(
         study=study,
         group=group,

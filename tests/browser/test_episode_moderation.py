@@ -1,7 +1,7 @@
 """The moderation and discussion of episodes in the browser (issue 21), by keyboard, every
 hint the moderator's form and the thread show: in the discussion round alice writes a
 comment and sends it with Ctrl+Enter (the thread comes back in place); both episodes end
-escalated; the moderator's queue (its Episodes tab) leads to the first, where s shows the
+escalated; the moderator's queue (its Episodes tab) leads to the first, where p shows the
 axes, a type's key ticks it, Enter with the rationale empty goes to the rationale, typing
 and Ctrl+Enter decide, and the next escalated episode comes; there n shows the reasons, 1
 picks the first (4, 3, 2 the others), the rationale is typed, Escape leaves it and Enter decides. alice then
@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 VALID, INVALID = Posted(True, "", {}), Posted(False, "other", {})
 HINT = (
-    "Keys: s valid, n invalid; then 1–4 the reason, or the key beside a type; Enter decides, "
+    "Keys: p valid, n invalid; then 1–4 the reason, or the key beside a type; Enter decides, "
     "or goes to the rationale while it is empty; in the rationale Ctrl+Enter decides and "
     "Escape leaves it."
 )
@@ -104,9 +104,9 @@ def test_annotators_discuss_and_the_moderator_decides_escalated_episodes_by_keyb
     assert page_m.inner_text("#episode-decide button[type=submit] kbd") == "Ctrl+Enter"
     assert axe_violations(page_m) == []
 
-    # s: the axes; a type's key ticks it; Enter with no rationale goes to the rationale
+    # p: the axes; a type's key ticks it; Enter with no rationale goes to the rationale
     assert not page_m.locator('#episode-decide [data-question="axes"]').is_visible()
-    page_m.keyboard.press("s")
+    page_m.keyboard.press("p")
     assert page_m.locator('#episode-decide [data-question="axes"]').is_visible()
     types = page_m.eval_on_selector_all(
         '#episode-decide input[name="types"]', "els => els.map(e => e.value)"

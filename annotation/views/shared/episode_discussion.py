@@ -13,8 +13,10 @@ from ...episodes.reasons import INVALID_REASONS
 from ...hotkeys import with_keys
 from ...models import CardStatus
 
-# the annotators' form's keys (views/episode_card.py): the moderator's form is keyed alike
-VALID_KEY, INVALID_KEY = "s", "n"
+# the verdict's keys on the annotators' form (views/episode_card.py) and the moderator's:
+# valid ("passes") / not valid: card keys no type is given; s and f skip and flag, as on a
+# turn's card (episode/_skip_flag.html)
+VALID_KEY, INVALID_KEY = "p", "n"
 
 
 def reasons_keyed() -> list[dict]:

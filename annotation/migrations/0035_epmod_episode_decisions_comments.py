@@ -10,7 +10,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0033_search_turn_text_index'),
+        ('annotation', '0034_epwork_episode_skip_time'),
         ('taxonomy', '0007_preset_axis_conditions'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
