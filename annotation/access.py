@@ -703,8 +703,29 @@ def episode_judgements(user, episode: Episode, group: Group, revealed: bool):
     may_see_episode_judgements; never a machine judge's, nor anyone's who is not an
     annotator of the group (another group's, a removed seat's)."""
     voters = set(group.annotators.values_list("pk", flat=True))
+    if revealed and user.pk in voters:
+        # an annotator seated after round 1 (a decided episode stays decided: rounds.py)
+        # reads nobody's judgement before they judged it in round 1 themselves
+        revealed = EpisodeJudgement.objects.filter(
+            episode=episode, group=group, annotator=user, round=1, is_current=True
+        ).exists()
     shown = voters if may_see_episode_judgements(user, group, revealed) else {user.pk}
     rows = EpisodeJudgement.objects.filter(
         episode=episode, group=group, is_current=True, annotator_id__in=shown & voters
     )
     return rows.select_related("annotator").order_by("round", "annotator__username")
+
+
+def may_see_episode_discussion(user, seat: EpisodeSeat, revealed: bool) -> bool:
+    """May `user` read an episode's discussion thread and its moderator's decision in
+    `seat.group`? Its moderator or a lead who does not annotate it: always. One of its
+    annotators: only once round 1 is over (`revealed`) and they have judged it in round 1
+    themselves (an annotator seated later never reads what the others said of it first)."""
+    if not seat.is_annotator:
+        return True
+    return (
+        revealed
+        and EpisodeJudgement.objects.filter(
+            episode=seat.episode, group=seat.group, annotator=user, round=1, is_current=True
+        ).exists()
+    )

@@ -91,15 +91,17 @@ def submit(episode: Episode, group: Group, annotator, asked_round: int, posted: 
         Episode.objects.select_for_update().filter(pk=episode.pk).first()
         judged = rounds.judged_of([episode.pk], [group.pk])[(episode.pk, group.pk)]
         voters = rounds.voters_of([group.pk])[group.pk]
+        decided = bool(rounds.decided_of([episode.pk], [group.pk]))
         key = rounds.agreement_key(posted.valid, posted.reason, posted.labels)
         try:
             # the import's rule, to the letter (the same judgement again is no change)
             action, _ = rounds.decide(
-                judged, voters, study.discussion_rounds, annotator.pk, asked_round, key
+                judged, voters, study.discussion_rounds, annotator.pk, asked_round, key, decided
             )
         except RoundClosed:
-            state = rounds.replay(judged, voters, study.discussion_rounds)
+            state = rounds.replay(judged, voters, study.discussion_rounds, decided)
             now = f"in round {state.round} ({state.status})" if state.open_round else state.status
+            now = "decided by its moderator" if state.decided else now
             raise RoundClosed(
                 f"This episode is now {now}, not in round {asked_round}: the page shows "
                 "where it stands."
@@ -114,4 +116,4 @@ def submit(episode: Episode, group: Group, annotator, asked_round: int, posted: 
                 taxonomy_version=study.taxonomy_version, source=Source.BROWSER,
                 created_at=timezone.now(),
             )  # fmt: skip
-        return action, rounds.replay(judged, voters, study.discussion_rounds)
+        return action, rounds.replay(judged, voters, study.discussion_rounds, decided)

@@ -51,6 +51,8 @@ STUDY_MODELS = (
     "annotation.EpisodeJudgement",
     "annotation.CoverageRating",
     "annotation.EpisodeSeen",
+    "annotation.EpisodeDecision",
+    "annotation.EpisodeComment",
     "annotation.EpisodeSkip",
     "annotation.EpisodeTime",
     "annotation.JudgeRun",

@@ -6,7 +6,10 @@ Shapes:
 - an episode: {"id", "conversation", "run" (name or None: a person's), "first_turn",
   "last_turn", "run_valid", "run_invalid_reason", "run_labels"};
 - a judgement: {"episode", "group", "annotator", "round", "valid", "invalid_reason",
-  "labels" {axis: [codes]}} (current rows of voting annotators only);
+  "labels" {axis: [codes]}} (current rows of voting annotators only); a moderator's
+  decision on an escalated episode comes in the same list and shape with
+  "method": "moderator" (`annotator` the moderator, `round` the one after the round it was
+  escalated in: report.load reads EpisodeDecision so);
 - a coverage rating: {"conversation", "annotator", "group", "rating"}.
 
 Rules, stated once:
@@ -17,7 +20,8 @@ Rules, stated once:
   that followed a disagreement (an episode agreed in discussion counts by its consensus, as
   its card shows it).
 - **Gold** labels of an episode: the labels of its latest round in which every judgement
-  is identical (verdict, reason and labels), when that verdict is valid.
+  is identical (verdict, reason and labels), when that verdict is valid; a moderator's
+  decision counts as such a round (it comes after the rounds it settles).
 - **Retention**: episodes judged valid by consensus / episodes extracted (read from the run's
   file, dropped and rejected ones included), and the run's own validator verdict likewise.
 - **Precision**: valid / (valid + invalid) among episodes with a consensus; Wilson 95%.
@@ -150,6 +154,14 @@ def match_ranges(
 # --- validity and gold ---------------------------------------------------------------------
 
 
+MODERATOR = "moderator"
+
+
+def is_decision(j: dict) -> bool:
+    """A moderator's decision (in the judgements' list), not an annotator's judgement."""
+    return j.get("method") == MODERATOR
+
+
 def _verdict(j: dict) -> tuple:
     return (True, "") if j["valid"] else (False, j.get("invalid_reason") or "")
 
@@ -162,16 +174,20 @@ def _whole(j: dict) -> tuple:
 def deciding_rounds(judgements: Iterable[dict]) -> dict[int, int]:
     """{episode id: the round its consensus validity is read from}: the latest round in
     which everyone who judged the episode in round 1 judged it (round 1 itself when no later
-    round is complete)."""
+    round is complete); a moderator's decision's round where there is one."""
     judges: dict[tuple[int, int], set] = defaultdict(set)
+    decided: dict[int, int] = {}
     for j in judgements:
-        judges[(j["episode"], j["round"])].add(j["annotator"])
+        if is_decision(j):
+            decided[j["episode"]] = max(decided.get(j["episode"], 0), j["round"])
+        else:
+            judges[(j["episode"], j["round"])].add(j["annotator"])
     out: dict[int, int] = {}
     for (e, r), who in sorted(judges.items()):
         first = judges.get((e, 1), set())
         if first and who >= first:
             out[e] = r
-    return out
+    return out | decided
 
 
 def consensus_validity(judgements: Iterable[dict]) -> dict[int, str]:
@@ -180,9 +196,12 @@ def consensus_validity(judgements: Iterable[dict]) -> dict[int, str]:
     absent."""
     judgements = list(judgements)
     deciding = deciding_rounds(judgements)
+    decided = {j["episode"] for j in judgements if is_decision(j)}
     verdicts: dict[int, set[bool]] = defaultdict(set)
     for j in judgements:
-        if deciding.get(j["episode"]) == j["round"]:
+        if deciding.get(j["episode"]) == j["round"] and (
+            j["episode"] not in decided or is_decision(j)
+        ):
             verdicts[j["episode"]].add(bool(j["valid"]))
     return {
         e: ("disputed" if len(v) > 1 else "valid" if True in v else "invalid")
@@ -193,13 +212,16 @@ def consensus_validity(judgements: Iterable[dict]) -> dict[int, str]:
 def gold_labels(judgements: Iterable[dict], voters: dict | None = None) -> dict[int, dict]:
     """{episode id: {axis: [codes]}} for the episodes whose latest round of identical
     judgements (per group; the first group by id where several) is valid. `voters`
-    ({group: number of annotators}) asks for every annotator's judgement in that round."""
+    ({group: number of annotators}) asks for every annotator's judgement in that round. A
+    moderator's decision is such a round on its own (in its own round, after the others)."""
     rounds: dict[tuple, list[dict]] = defaultdict(list)
     for j in judgements:
-        rounds[(j["episode"], j["group"], j["round"])].append(j)
+        rounds[(j["episode"], j["group"], j["round"], is_decision(j))].append(j)
     latest: dict[int, tuple] = {}
-    for (e, g, r), js in sorted(rounds.items()):
-        complete = voters is None or len(js) >= voters.get(g, 0)
+    for (e, g, r, decision), js in sorted(rounds.items(), key=lambda kv: kv[0][:3]):
+        if not decision and (e, g, r, True) in rounds:
+            continue  # the moderator decided in this round: the decision is what counts
+        complete = decision or voters is None or len(js) >= voters.get(g, 0)
         if (
             complete
             and len({_whole(j) for j in js}) == 1
@@ -396,7 +418,7 @@ def agreement(judgements: Sequence[dict], axes: Sequence[str]) -> dict:
     the episodes both judged valid), and whole-episode exact match (verdict, reason and every
     axis); per axis Krippendorff's alpha over every annotator. Pairs are listed and their
     mean given."""
-    first = [j for j in judgements if j["round"] == 1]
+    first = [j for j in judgements if j["round"] == 1 and not is_decision(j)]
     by_group: dict = defaultdict(lambda: defaultdict(dict))
     for j in first:
         by_group[j["group"]][j["annotator"]][j["episode"]] = j

@@ -29,6 +29,7 @@ def _walk(user, study: Study):
     )
     judged = rounds.judged_of(None, {g.pk for g in groups})
     voters = rounds.voters_of({g.pk for g in groups})
+    decided = rounds.decided_of(None, {g.pk for g in groups})
     hidden = episodes_hidden_in_queue(user, groups)  # another's recorded episode, unrated
     for episode_id, group_id in rows:
         if (episode_id, group_id) in hidden:
@@ -37,7 +38,9 @@ def _walk(user, study: Study):
         if not mine:  # nobody has judged it: round 1, open
             yield episode_id, 1, False
             continue
-        state = rounds.replay(mine, voters[group_id], study.discussion_rounds)
+        state = rounds.replay(
+            mine, voters[group_id], study.discussion_rounds, (episode_id, group_id) in decided
+        )
         r = state.open_round
         waits = r if r is not None and (user.pk, r) not in mine else None
         yield episode_id, waits, (user.pk, 1) in mine

@@ -7,7 +7,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..models import CoverageRating, Episode, EpisodeJudgement, ExtractionRun, Group, Study
+from ..models import (
+    CoverageRating,
+    Episode,
+    EpisodeDecision,
+    EpisodeJudgement,
+    ExtractionRun,
+    Group,
+    Study,
+)
 from . import measures
 
 SEED = 20260101
@@ -55,6 +63,22 @@ def load(study: Study) -> dict:
             "invalid_reason", "labels",
         )
         if (g, a) in members
+    ]  # fmt: skip
+    # the moderators' decisions on escalated episodes, in the judgements' shape (measures.py:
+    # "method": "moderator", in the round after the one escalated): each the consensus of its
+    # episode in its group
+    judgements += [
+        {
+            "episode": e, "group": g, "annotator": who or "(moderator)", "round": r + 1,
+            "valid": v, "invalid_reason": reason, "labels": labels,
+            "method": measures.MODERATOR,
+        }
+        for e, g, who, r, v, reason, labels in EpisodeDecision.objects.filter(
+            episode__conversation__study=study, is_current=True
+        ).values_list(
+            "episode_id", "group__name", "decided_by__username", "from_round", "valid",
+            "invalid_reason", "labels",
+        )
     ]  # fmt: skip
     ratings = [
         {"conversation": c, "annotator": a, "group": g, "rating": r}
@@ -132,10 +156,11 @@ def episode_measures(
         "rules": {
             "consensus": "an episode's verdict in its deciding round (the latest round "
             "everyone who judged it in round 1 judged: round 1, or the discussion round "
-            "after a disagreement) when every annotator gave the same one; otherwise "
-            "disputed",
+            "after a disagreement) when every annotator gave the same one; the "
+            "moderator's decision on an episode escalated after the discussion rounds; "
+            "otherwise disputed",
             "gold": "the labels of an episode's latest round in which every annotator of "
-            "its group gave the same judgement, when valid",
+            "its group gave the same judgement, or of its moderator's decision, when valid",
             "retention": "episodes valid by consensus / episodes extracted",
             "precision": "valid / (valid + invalid) by consensus, Wilson 95% interval",
             "coverage": "mean of the sessions' mean ratings, percentile bootstrap 95% over "

@@ -10,6 +10,10 @@ episode's current judgements, as no state row is kept for an episode.
   revising theirs).
 - A later round closes the same way; after the study's discussion rounds a disagreement is
   escalated (to the group's moderator).
+- The moderator (or a lead) decides an escalated episode (EpisodeDecision): from then on the
+  episode is decided, agreed by the method "moderator", whatever its judgements or its
+  group's annotators become (a decision is never reopened by a later judgement, nor by an
+  annotator joining the group).
 - Only the group's annotators (voters) move the rounds; a judgement the same as the one stored
   changes nothing; a changed judgement in an open round replaces the stored one (a revision)."""
 
@@ -18,7 +22,17 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ..models import CardStatus, Episode, EpisodeJudgement, Group, RoundClosed, RoundRules, Unit
+from ..models import (
+    CardStatus,
+    Episode,
+    EpisodeDecision,
+    EpisodeJudgement,
+    Group,
+    Method,
+    RoundClosed,
+    RoundRules,
+    Unit,
+)
 
 __all__ = [
     "EpisodeRound",
@@ -28,6 +42,8 @@ __all__ = [
     "WRITE",
     "agreement_key",
     "decide",
+    "decided_of",
+    "decision_refusal",
     "judged_of",
     "replay",
     "round1_hidden_episodes",
@@ -66,6 +82,11 @@ class EpisodeRound(RoundRules):
         return self.status != CardStatus.OPEN
 
     @property
+    def decided(self) -> bool:
+        """The group's moderator decided it (EpisodeDecision)."""
+        return self.method == Method.MODERATOR
+
+    @property
     def open_round(self) -> int | None:
         """The round its annotators judge now, None once agreed or escalated."""
         if self.status in (CardStatus.OPEN, CardStatus.DISPUTED):
@@ -73,10 +94,21 @@ class EpisodeRound(RoundRules):
         return None
 
 
-def replay(judged: Judged, voters: set[int], discussion_rounds: int) -> EpisodeRound:
+def replay(
+    judged: Judged, voters: set[int], discussion_rounds: int, decided: bool = False
+) -> EpisodeRound:
     """The episode's state in its group from its current judgements: the cards' round rule
-    (RoundRules.step) applied round after round."""
+    (RoundRules.step) applied round after round; `decided` (a current EpisodeDecision): agreed
+    by the moderator, whatever the judgements say."""
     state = EpisodeRound()
+    if decided:
+        _replay(state, judged, voters, discussion_rounds)
+        state.status, state.method = CardStatus.AGREED, Method.MODERATOR
+        return state
+    return _replay(state, judged, voters, discussion_rounds)
+
+
+def _replay(state: EpisodeRound, judged: Judged, voters: set[int], discussion_rounds: int):
     while True:
         keys = [key for (a, r), (_, key) in judged.items() if r == state.round and a in voters]
         before = state.round
@@ -95,15 +127,21 @@ def decide(
     annotator_id: int,
     round: int,
     key: frozenset,
+    decided: bool = False,
 ) -> tuple[str, int | None]:
     """What a judgement `key` by `annotator_id` for `round` does: (SAME, None) when it is the
     one stored; (WRITE, id of the row it replaces or None); RoundClosed (in an episode's
     words) when the round is not open for it. Someone who is not a voter (a judge, an
-    imported reference) is not held to the rounds. `judged` is updated as if written."""
+    imported reference) is not held to the rounds; `decided`: the moderator decided the
+    episode (closed to every voter). `judged` is updated as if written."""
     had = judged.get((annotator_id, round))
     if had is not None and had[1] == key:
         return SAME, None
     if annotator_id in voters:
+        if decided:
+            raise RoundClosed(
+                f"Round {round} is not open for this episode: its moderator decided it."
+            )
         state = replay(judged, voters, discussion_rounds)
         try:
             state.check_open_for(round)
@@ -111,6 +149,19 @@ def decide(
             raise RoundClosed(episode_words(str(e))) from None
     judged[(annotator_id, round)] = (None, key)
     return WRITE, (had[0] if had is not None else None)
+
+
+def decision_refusal(state: EpisodeRound) -> str | None:
+    """Why the moderator may not decide an episode in `state` (None: they may): only an
+    escalated episode is decided, once."""
+    if state.status == CardStatus.ESCALATED:
+        return None
+    where = {
+        CardStatus.OPEN: "in round 1",
+        CardStatus.DISPUTED: f"in discussion round {state.round}",
+        CardStatus.AGREED: "decided already" if state.decided else "agreed by its annotators",
+    }[state.status]
+    return f"Only an escalated episode is decided by its moderator: this one is {where}."
 
 
 def episode_words(message: str) -> str:
@@ -147,11 +198,23 @@ def judged_of(episode_ids=None, group_ids=None) -> dict[tuple[int, int], Judged]
     return out
 
 
+def decided_of(episode_ids=None, group_ids=None) -> set[tuple[int, int]]:
+    """{(episode id, group id)} of the episodes with a current moderator's decision, among
+    `episode_ids` and `group_ids` (every one when None): one query."""
+    rows = EpisodeDecision.objects.filter(is_current=True)
+    if episode_ids is not None:
+        rows = rows.filter(episode_id__in=list(episode_ids))
+    if group_ids is not None:
+        rows = rows.filter(group_id__in=list(group_ids))
+    return set(rows.values_list("episode_id", "group_id"))
+
+
 def state_of(episode_id: int, group: Group) -> EpisodeRound:
-    """The episode's round in `group` as the server decides it (two queries)."""
+    """The episode's round in `group` as the server decides it (three queries)."""
     judged = judged_of([episode_id], [group.pk])[(episode_id, group.pk)]
     voters = voters_of([group.pk])[group.pk]
-    return replay(judged, voters, group.study.discussion_rounds)
+    decided = bool(decided_of([episode_id], [group.pk]))
+    return replay(judged, voters, group.study.discussion_rounds, decided)
 
 
 def round1_hidden_episodes(user, study, episode_ids=None) -> set[int]:

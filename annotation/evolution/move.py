@@ -17,6 +17,7 @@ from ..models import (
     CardStatus,
     Consensus,
     Episode,
+    EpisodeDecision,
     EpisodeJudgement,
     Group,
     Method,
@@ -517,35 +518,43 @@ def carry_labels(carrier: Carrier, labels: dict, version_id: int, axes: dict) ->
 
 
 def _carry_judgements(study: Study, move: TaxonomyMove, carrier: Carrier) -> None:
-    """Carry the current episode judgements of `study` (their labels through the mapping);
-    a judgement holding a split type stops the move: a judgement cannot wait for a side."""
+    """Carry the current episode judgements of `study` and its moderators' decisions on
+    episodes (their labels through the mapping); one holding a split type stops the move: a
+    judgement or a decision cannot wait for a side."""
     new = move.to_version
     axes = {t.code: (t.axis.code, i) for i, t in enumerate(new.type_list())}
-    current = EpisodeJudgement.objects.filter(episode__conversation__study=study, is_current=True)
-    kept = ("episode_id", "annotator_id", "group_id", "round", "valid", "invalid_reason",
-            "source", "created_at")  # fmt: skip
-    fields = ("pk", "labels", "taxonomy_version_id", *kept)
-    last = current.aggregate(n=Max("pk"))["n"] or 0
-    for chunk in _chunks(current, last):
-        new_rows = []
-        for r in EpisodeJudgement.objects.filter(pk__in=chunk).order_by("pk").values(*fields):
-            labels, pending = carry_labels(carrier, r["labels"], r["taxonomy_version_id"], axes)
-            if pending:
-                raise EvolutionError(
-                    f"episode {r['episode_id']}'s judgement (round {r['round']}) holds "
-                    f"{', '.join(pending)}, split in {new}: an episode judgement cannot wait "
-                    "for its annotator's side. Nothing was changed."
+    judged = ("episode_id", "annotator_id", "group_id", "round", "valid", "invalid_reason",
+              "source", "created_at")  # fmt: skip
+    decided = ("episode_id", "group_id", "decided_by_id", "decided_at", "valid",
+               "invalid_reason", "rationale", "from_round")  # fmt: skip
+    for model, kept, what, waits in (
+        (EpisodeJudgement, judged, "judgement (round {round})", "judgement ... annotator's"),
+        (EpisodeDecision, decided, "moderator's decision", "decision ... moderator's"),
+    ):
+        noun, author = waits.split(" ... ")
+        current = model.objects.filter(episode__conversation__study=study, is_current=True)
+        fields = ("pk", "labels", "taxonomy_version_id", *kept)
+        last = current.aggregate(n=Max("pk"))["n"] or 0
+        for chunk in _chunks(current, last):
+            new_rows = []
+            for r in model.objects.filter(pk__in=chunk).order_by("pk").values(*fields):
+                labels, pending = carry_labels(carrier, r["labels"], r["taxonomy_version_id"], axes)
+                if pending:
+                    raise EvolutionError(
+                        f"episode {r['episode_id']}'s {what.format(**r)} holds "
+                        f"{', '.join(pending)}, split in {new}: an episode {noun} cannot "
+                        f"wait for its {author} side. Nothing was changed."
+                    )
+                new_rows.append(
+                    model(
+                        **{f: r[f] for f in kept},
+                        labels=labels,
+                        taxonomy_version=new,
+                        carried_from_id=r["pk"],
+                    )
                 )
-            new_rows.append(
-                EpisodeJudgement(
-                    **{f: r[f] for f in kept},
-                    labels=labels,
-                    taxonomy_version=new,
-                    carried_from_id=r["pk"],
-                )
-            )
-        EpisodeJudgement.objects.filter(pk__in=chunk).update(is_current=False, retired_by=move)
-        EpisodeJudgement.objects.bulk_create(new_rows)
+            model.objects.filter(pk__in=chunk).update(is_current=False, retired_by=move)
+            model.objects.bulk_create(new_rows)
 
 
 def _carry_run_labels(study: Study, move: TaxonomyMove, carrier: Carrier) -> None:

@@ -280,6 +280,7 @@ class EpisodeRecords:
             return
         current = rounds.judged_of({p.episode_id for p in pending})
         voters = rounds.voters_of({p.group_id for p in pending})
+        decided = rounds.decided_of({p.episode_id for p in pending})
         discussion_rounds = self.study.discussion_rounds
         retired: list[int] = []
         new: list[EpisodeJudgement] = []
@@ -288,7 +289,7 @@ class EpisodeRecords:
             try:
                 action, replaced = rounds.decide(
                     current[(p.episode_id, p.group_id)], voters[p.group_id], discussion_rounds,
-                    p.annotator_id, p.round, key,
+                    p.annotator_id, p.round, key, (p.episode_id, p.group_id) in decided,
                 )  # fmt: skip
             except RoundClosed as e:
                 self.report.rejected.append(f"{self.path}:{p.line}: round: {e}")

@@ -45,7 +45,8 @@ def episodes_step(ctx: Context) -> Step | None:
         "annotation. Annotators judged each episode valid (supported by its evidence) or "
         "invalid with a reason, and labelled the valid ones on every axis; an episode's "
         "verdict is its consensus (every annotator's the same in round 1, or in the "
-        "discussion round after a disagreement; else disputed). "
+        "discussion round after a disagreement; for an episode still disputed after the "
+        "discussion rounds, its moderator's decision, with a rationale; else disputed). "
         "Retention is valid / extracted; precision valid / (valid + invalid), with a Wilson "
         "95% interval."
     ]

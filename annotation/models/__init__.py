@@ -26,6 +26,8 @@ from .decisions import (
 from .episodes import (
     CoverageRating,
     Episode,
+    EpisodeComment,
+    EpisodeDecision,
     EpisodeJudgement,
     EpisodeSeen,
     EpisodeSkip,
@@ -191,6 +193,8 @@ __all__ = [
     "Episode",
     "EvidencePart",
     "EvidenceQuote",
+    "EpisodeComment",
+    "EpisodeDecision",
     "EpisodeJudgement",
     "EpisodeSeen",
     "EpisodeSkip",

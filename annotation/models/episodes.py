@@ -289,3 +289,64 @@ class EpisodeTime(models.Model):
 
     def __str__(self) -> str:
         return f"{self.annotator_id} {self.active_ms} ms on episode {self.episode_id}"
+
+
+class EpisodeDecision(models.Model):
+    """The moderator's decision on an episode escalated in a group (issue 21: moderation
+    works on episodes as on cards): a verdict, its reason when invalid, its labels when
+    valid, and why. The group's moderator or a lead decides, never one of its annotators;
+    only an escalated episode (episodes/rounds.py) may be decided. Append-only: one current
+    decision per episode and group; a later one keeps the old row (is_current False). A
+    current decision makes the episode decided (agreed, method "moderator") for the card, the
+    queues and the measures."""
+
+    episode = models.ForeignKey(Episode, on_delete=models.CASCADE, related_name="decisions")
+    group = models.ForeignKey(Group, on_delete=models.CASCADE, related_name="episode_decisions")
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    decided_at = models.DateTimeField(default=timezone.now)
+    valid = models.BooleanField()
+    invalid_reason = models.CharField(max_length=100, blank=True, default="")
+    labels = models.JSONField(default=dict, blank=True)
+    rationale = models.TextField(validators=[TextLimit("rationale")])
+    taxonomy_version = models.ForeignKey(TaxonomyVersion, on_delete=models.PROTECT)
+    # the round the episode was escalated in (its last discussion round)
+    from_round = models.PositiveSmallIntegerField()
+    is_current = models.BooleanField(default=True)
+    # taxonomy evolution, as on EpisodeJudgement (annotation/evolution/move.py)
+    carried_from, retired_by = carried_and_retired()
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["episode", "group"],
+                condition=Q(is_current=True),
+                name="uniq_current_episode_decision",
+            )
+        ]
+
+    def __str__(self) -> str:
+        verdict = "valid" if self.valid else f"invalid ({self.invalid_reason})"
+        return f"episode {self.episode_id} decided in {self.group_id}: {verdict}"
+
+
+class EpisodeComment(models.Model):
+    """The discussion thread of an episode in a group (issue 21: discussion works on episodes
+    as on cards): its annotators and its moderator write once round 1 is over, in a
+    discussion round or while it awaits the moderator; `round` is the round under way."""
+
+    episode = models.ForeignKey(Episode, on_delete=models.CASCADE, related_name="comments")
+    group = models.ForeignKey(Group, on_delete=models.CASCADE, related_name="episode_comments")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    round = models.PositiveSmallIntegerField()
+    text = models.TextField(validators=[TextLimit("comment")])
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["episode", "group"], name="episode_comment_thread")]
+
+    def __str__(self) -> str:
+        return f"{self.author_id} on episode {self.episode_id}"

@@ -64,3 +64,10 @@ def key_short(key: str, limit: int = 48) -> str:
     """A conversation's key cut to `limit` characters in the middle, keeping the suffix that
     tells two conversations with one external id apart (`…~2`): conversation_keys."""
     return conversation_keys.shortened(key or "", int(limit))
+
+
+@register.filter
+def judges_episodes(counts) -> bool:
+    """Whether one of the moderation queue's groups ((group, counts) pairs) judges episodes:
+    the queue then shows its Episodes tab (views/episode_moderation.py)."""
+    return any(group.unit == "episode" for group, _ in counts)

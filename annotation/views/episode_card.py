@@ -30,10 +30,8 @@ from ..episodes.queue import awaiting
 from ..episodes.reasons import INVALID_REASONS
 from ..hotkeys import with_keys
 from ..models import CardStatus, RoundClosed, Turn
+from .shared.episode_discussion import INVALID_KEY, VALID_KEY, moderation_context
 
-# valid ("passes") / not valid: card keys no type is given; s and f skip and flag, as on a
-# turn's card (episode/_skip_flag.html)
-VALID_KEY, INVALID_KEY = "p", "n"
 NOT_ANNOTATOR = "Only the episode's annotators judge it: you may read it."
 
 
@@ -153,6 +151,7 @@ def _render(request, seat, *, error: str = "", posted=None, http: int = 200) -> 
         "group_query": f"?group={group.pk}" if not seat.is_annotator else "",
         **_judgements(shown, state, seat),
         **_turns(episode),
+        **moderation_context(request, seat, state),  # the decision, the thread
     }
     return render(request, "annotation/episode_card.html", ctx, status=http)
 
@@ -176,8 +175,8 @@ def _judgements(shown: list, state, seat) -> dict:
     """The judgements table by round (none for an annotator in round 1: theirs is in the
     form) and the consensus, once reached (the judgement all gave in its last round)."""
     by_round = [(r, [j for j in shown if j.round == r]) for r in sorted({j.round for j in shown})]
-    consensus = None
-    if state.status == CardStatus.AGREED and state.rounds:
+    consensus = None  # a moderator's decision is shown as such (episode/_moderation.html)
+    if state.status == CardStatus.AGREED and state.rounds and not state.decided:
         last = [j for j in shown if j.round == state.rounds[-1]]
         consensus = last[0] if last else None
     return {

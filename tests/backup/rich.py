@@ -282,6 +282,15 @@ def build(slug: str = "rich") -> m.Study:
     m.EpisodeSeen.objects.create(
         episode=extracted, annotator=users["ben"], group=group, seen_at=at(25)
     )
+    m.EpisodeDecision.objects.create(
+        episode=extracted, group=group, decided_by=users["lee"], valid=True,
+        labels={"ax": ["newt"]}, rationale="the quote", taxonomy_version=v2, from_round=2,
+        decided_at=at(26),
+    )  # fmt: skip
+    m.EpisodeComment.objects.create(
+        episode=extracted, group=group, author=users["ben"], round=2, text="why?",
+        created_at=at(26),
+    )  # fmt: skip
     m.EpisodeSkip.objects.create(
         episode=extracted, annotator=users["ben"], kind="flag", reason="cut?", created_at=at(25)
     )

@@ -24,6 +24,7 @@ from annotation.models import (
     CardStatus,
     Consensus,
     Episode,
+    EpisodeDecision,
     EpisodeJudgement,
     Method,
     Study,
@@ -356,6 +357,40 @@ def test_an_episode_judgement_holding_a_split_type_stops_the_move(labelled):
     assert study.taxonomy_version.preset_version == 1
     assert not TaxonomyMove.objects.exists()
     assert EpisodeJudgement.objects.filter(is_current=True).count() == 4
+
+
+def test_a_moderators_decision_on_an_episode_is_carried_like_a_judgement(labelled, people):
+    """An escalated episode's decision (EpisodeDecision) moves with the study: carried to the
+    new version's codes, the old row retired as it stood; a split type in it stops the move."""
+    study, episode = labelled["study"], labelled["episodes"][1]
+    egroup = episode.judgements.first().group
+    labels = {"outcome": ["external_state_damage"], "resolution": ["unknown"]}
+    old = EpisodeDecision.objects.create(
+        episode=episode, group=egroup, decided_by=people[2], valid=True, labels=labels,
+        rationale="r", taxonomy_version=study.taxonomy_version, from_round=2,
+    )  # fmt: skip
+    call_command("upgrade_preset", study.slug, stdout=io.StringIO())
+    study.refresh_from_db()
+    carried = EpisodeDecision.objects.get(is_current=True)
+    assert carried.carried_from_id == old.pk and carried.taxonomy_version == study.taxonomy_version
+    flat = {c for codes in labels.values() for c in codes}
+    assert {c for codes in carried.labels.values() for c in codes} == expected(flat)
+    assert (carried.rationale, carried.decided_by, carried.from_round) == ("r", people[2], 2)
+    old.refresh_from_db()
+    assert not old.is_current and old.retired_by is not None and old.labels == labels
+
+
+def test_a_decision_holding_a_split_type_stops_the_move(labelled, people):
+    study, episode = labelled["study"], labelled["episodes"][0]
+    EpisodeJudgement.objects.filter(labels__has_key="symptom").update(labels={})
+    EpisodeDecision.objects.create(
+        episode=episode, group=episode.judgements.first().group, decided_by=people[2],
+        valid=True, labels={"symptom": ["scope_overreach"]}, rationale="r",
+        taxonomy_version=study.taxonomy_version, from_round=2,
+    )  # fmt: skip
+    with pytest.raises(EvolutionError, match="an episode decision cannot wait"):
+        evolve(study, {"split": [{"code": "scope_overreach", "into": ["Scope A", "Scope B"]}]})
+    assert EpisodeDecision.objects.get().is_current
 
 
 def test_a_runs_label_of_a_split_type_stops_the_move(labelled):
