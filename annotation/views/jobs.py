@@ -96,6 +96,7 @@ def start_export(request: HttpRequest, study: Study) -> HttpResponse:
         "format": form.cleaned_data["format"],
         "raw": form.cleaned_data["raw"],
         "with_text": form.cleaned_data["with_text"],
+        "unit": form.cleaned_data["unit"],
     }
     params["round"] = None if params["raw"] else 1
     enqueue(request.user, study, JobKind.EXPORT, params, run_export)
