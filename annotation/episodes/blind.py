@@ -5,7 +5,7 @@ exports, the API's lists). Here rather than in access.py, as it replays the roun
 
 from __future__ import annotations
 
-from ..access import episodes_hidden_in_queue
+from ..access import episodes_hidden_in_queue, judges_visible_to
 from ..models import Assignment, CoverageRating, Episode, Group, Study, Unit
 from . import rounds
 
@@ -66,3 +66,17 @@ def coverage_hidden_from(user, study: Study) -> set[int]:
         ).values_list("conversation_id", "group_id")
     )
     return {conversation for conversation, _ in sessions - rated}
+
+
+def machines_visible_to(user, study: Study, hidden: set[int] | None = None) -> bool:
+    """Whether `user` may read what an extraction run's model said of its episodes (its
+    verdict, labels and confidence) and the machine judges' judgements: whoever may see the
+    study's machine judges (access.judges_visible_to: its leads, not while the agreement lock
+    applies to them), unless they judge an episode whose round 1 is under way (the run's
+    verdict would anchor their judgement): never annotators nor moderators. `hidden`:
+    episodes_round1_hidden_from's answer, when the caller has it."""
+    if not judges_visible_to(user, study):
+        return False
+    if hidden is None:
+        hidden = episodes_round1_hidden_from(user, study)
+    return not hidden

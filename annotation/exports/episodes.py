@@ -20,7 +20,8 @@ the other annotators' judgements of the episodes whose round 1 is under way in a
 `user` annotates, and the consensus of those episodes; the episodes people wrote that
 `user` may not see yet; the others' coverage ratings of a session `user` has not rated
 yet. What a machine said (a judge's judgement rows, an extraction run's verdict, labels
-and confidence) only for whoever may see the machine judges (access.judges_visible_to)."""
+and confidence) only for whoever may see the machine judges (blind.machines_visible_to:
+leads, not while the agreement lock applies nor while they judge an episode in round 1)."""
 
 from __future__ import annotations
 
@@ -32,9 +33,13 @@ from pathlib import Path
 
 from django.db.models.fields.json import KeyTextTransform
 
-from ..access import judges_visible_to
 from ..episodes import measures, report, rounds
-from ..episodes.blind import coverage_hidden_from, episodes_round1_hidden_from, episodes_unseen_by
+from ..episodes.blind import (
+    coverage_hidden_from,
+    episodes_round1_hidden_from,
+    episodes_unseen_by,
+    machines_visible_to,
+)
 from ..models import (
     Assignment,
     CardStatus,
@@ -121,7 +126,7 @@ class _Reader:
             self.hidden = episodes_round1_hidden_from(blind_for, study)
             self.unseen = episodes_unseen_by(blind_for, study)
             self.unrated = coverage_hidden_from(blind_for, study)
-            self.machines = judges_visible_to(blind_for, study)
+            self.machines = machines_visible_to(blind_for, study, self.hidden)
 
     def others(self, annotator_id: int) -> bool:
         return self.user is None or annotator_id != self.user.pk
