@@ -9,7 +9,7 @@ from taxonomy.models import Axis, Type
 
 from .actions.studies import DEFAULT_PRESET, preset_names
 from .evidence import EvidenceError, EvidenceSpan, check_span
-from .exports import EXPORT_FORMATS, UNITS, unit_error
+from .exports import EXPORT_FORMATS, UNITS
 from .intake.llm import MAX_EXAMPLES_BYTES, MAX_PROMPT_CHARS, ExamplesError, read_examples
 from .limits import TextLimit
 from .models import Annotation, Conversation, Group, JobKind, Phase, Proposal, Source, Study
@@ -217,8 +217,6 @@ class ExportForm(forms.Form):
     def clean(self):
         data = super().clean()
         data["unit"] = data.get("unit") or "turn"
-        if problem := unit_error(data["unit"], data.get("raw", False)):
-            raise forms.ValidationError(problem)
         return data
 
 

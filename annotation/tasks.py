@@ -473,6 +473,7 @@ class ExportRun(JobRun):
         round = params.get("round")
         with_text, reader = bool(params.get("with_text", False)), job.created_by
         unit = params.get("unit") or "turn"
+        raw = raw or unit == "coverage"  # the ratings' one file: every rating
         if unit == "coverage":
             rows = CoverageRating.objects.filter(conversation__study=study)
         elif unit == "episode" and raw:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from ..exports import EXPORT_FORMATS, UNITS, unit_error
+from ..exports import EXPORT_FORMATS, UNITS
 from ..models import CardStatus, JobKind, JobStatus, ProposalStatus
 from .common import ClosedSerializer, PageQuerySerializer, StrictBooleanField, TextField
 from .serializers import (
@@ -77,13 +77,8 @@ class ExportInputSerializer(ClosedSerializer):
         default="turn",
         help_text="turn: the cards (the default); episode: the episodes, one row per episode "
         "and group with the group's consensus (raw: one row per judgement); coverage: the "
-        "sessions' coverage ratings (raw only: a 400 otherwise)",
+        "sessions' coverage ratings (every rating, raw or not: there is no gold file of them)",
     )
-
-    def validate(self, data):
-        if problem := unit_error(data.get("unit", "turn"), data.get("raw", False)):
-            raise serializers.ValidationError({"unit": [problem.removeprefix("unit: ")]})
-        return data
 
 
 class ConsensusInputSerializer(ClosedSerializer):

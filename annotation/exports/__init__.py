@@ -45,10 +45,10 @@ from .columns import (
     UNITS,
     annotates_in,
     gold_columns,
+    is_raw,
     label_columns,
     may_download,
     raw_columns,
-    unit_error,
 )
 from .episodes import (
     coverage_rows,
@@ -70,6 +70,7 @@ __all__ = [
     "TEXT_COLUMNS",
     "UNITS",
     "annotates_in",
+    "is_raw",
     "coverage_rows",
     "episode_gold_rows",
     "episode_raw_rows",
@@ -80,7 +81,6 @@ __all__ = [
     "may_download",
     "raw_columns",
     "raw_rows",
-    "unit_error",
     "write_coverage",
     "write_episodes",
     "write_gold",

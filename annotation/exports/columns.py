@@ -191,14 +191,10 @@ BOOL_COLUMNS |= {"valid", "run_valid"}
 UNITS = ("turn", "episode", "coverage")
 
 
-def unit_error(unit: str, raw: bool) -> str:
-    """Why an export of `unit` (raw or not) cannot be made ("" when it can): the coverage
-    ratings have no gold file, only the raw one."""
-    if unit not in UNITS:
-        return f"unit: unknown unit {unit!r} (one of {', '.join(UNITS)})"
-    if unit == "coverage" and not raw:
-        return "unit: the coverage ratings are exported raw only (every rating): ask for raw"
-    return ""
+def is_raw(unit: str, raw: bool) -> bool:
+    """Whether an export of `unit` asked with `raw` is a raw file: the coverage ratings have
+    no gold file, their one file is every rating, whatever `raw` says."""
+    return raw or unit == "coverage"
 
 
 def gold_columns(study: Study, round: int = 1, with_text: bool = False) -> list[str]:

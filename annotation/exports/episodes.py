@@ -8,7 +8,7 @@
   episodes/report.load's data, the report's own reading), and the extraction run's own
   verdict, labels and confidence;
 - `episode`, raw: one row per judgement, all revisions, in the order they were recorded;
-- `coverage` (raw only): one row per coverage rating, all revisions.
+- `coverage`: one row per coverage rating, all revisions (the only file: raw or not).
 
 Separate files, not rows of the turn files: a judgement has no turn and a card no turn
 range, and a research team reads each unit into its own DataFrame. Every row names the

@@ -177,3 +177,17 @@ def test_only_the_groups_annotators_judge(world):
     assert post(world["lena"], path, VALID).status_code == 403
     assert post(world["carol"], path, VALID).status_code == 404
     assert not EpisodeJudgement.objects.exists()
+
+
+def test_the_export_job_takes_the_unit(world, settings, media):
+    settings.CELERY_TASK_ALWAYS_EAGER = False  # queued only: the file is tests/exports'
+    lena = world["lena"]
+    bad = post(lena, "exports/", {"format": "csv", "unit": "sessions"})
+    assert bad.status_code == 400 and "unit" in bad.json()
+    started = post(lena, "exports/", {"format": "csv", "unit": "episode", "raw": True})
+    assert started.status_code == 202
+    job = Job.objects.get(pk=started.json()["job"])
+    assert (job.params["unit"], job.params["raw"]) == ("episode", True)
+    ratings = post(lena, "exports/", {"format": "jsonl", "unit": "coverage"})
+    assert Job.objects.get(pk=ratings.json()["job"]).params["raw"] is True  # their one file
+    assert post(world["alice"], "exports/", {"format": "csv", "unit": "episode"}).status_code == 404

@@ -10,7 +10,7 @@ import json
 
 import pandas as pd
 import pytest
-from django.core.management import CommandError, call_command
+from django.core.management import call_command
 from django.urls import reverse
 
 from annotation.actions.episode_judgements import Posted, submit
@@ -213,9 +213,10 @@ def test_the_command_writes_the_three_formats(world, tmp_path):
     call_command("export_gold", "ag", "--format", "jsonl", "--output", str(ratings), "--unit",
                  "coverage", "--raw")  # fmt: skip
     assert json.loads(ratings.read_text())["rating"] == 1
-    with pytest.raises(CommandError, match="--unit: the coverage ratings are exported raw only"):
-        call_command("export_gold", "ag", "--format", "csv", "--output", str(raw), "--unit",
-                     "coverage")  # fmt: skip
+    plain = tmp_path / "coverage.csv"  # no gold file of them: the same rows, raw or not
+    call_command("export_gold", "ag", "--format", "csv", "--output", str(plain), "--unit",
+                 "coverage")  # fmt: skip
+    assert list(pd.read_csv(plain)["rating"]) == [1]
 
 
 def test_the_export_job_writes_the_episode_file_blind_for_whoever_starts_it(
@@ -230,6 +231,11 @@ def test_the_export_job_writes_the_episode_file_blind_for_whoever_starts_it(
     assert job.result["rows"] == 4 and job.result["unit"] == "episode"
     rows = [json.loads(line) for line in (media / job.result_file).read_text().splitlines()]
     assert {r["episode"] for r in rows} == set(Episode.objects.values_list("pk", flat=True))
-    refused = client.post(url, {"format": "csv", "unit": "coverage"}, **HTMX)
+    refused = client.post(url, {"format": "csv", "unit": "sessions"}, **HTMX)
     assert refused.status_code == 422 and Job.objects.count() == 1
-    assert "coverage ratings are exported raw only" in refused.content.decode()
+    assert "unit" in refused.content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(url, {"format": "csv", "unit": "coverage"})
+    ratings = Job.objects.latest("pk")
+    assert ratings.params["raw"] is True
+    assert ratings.result_file == f"exports/{ratings.pk}/ag-raw-coverage.csv"

@@ -11,7 +11,7 @@ from django.core.management.base import CommandError
 from annotation.exports import (
     EXPORT_FORMATS,
     UNITS,
-    unit_error,
+    is_raw,
     write_coverage,
     write_episodes,
     write_gold,
@@ -49,8 +49,8 @@ class Command(StudyCommand):
         "invalid_reason, method, deciding_round, labels) and the run's own verdict "
         "(run_valid, run_invalid_reason, run_labels, confidence); --raw: one row per "
         "judgement. Every row names the episode (episode, run, created_by, conversation, "
-        "conversation_key, modality, first_turn, last_turn). --unit coverage --raw: one row "
-        "per coverage rating of a session."
+        "conversation_key, modality, first_turn, last_turn). --unit coverage: one row per "
+        "coverage rating of a session (every rating: there is no gold file of them)."
     )
 
     def add_arguments(self, parser) -> None:
@@ -80,7 +80,7 @@ class Command(StudyCommand):
             default="turn",
             help="turn: the cards (default); episode: the episodes (one row per episode and "
             "group, or with --raw per judgement); coverage: the sessions' coverage ratings "
-            "(with --raw only)",
+            "(every rating: the only file, with or without --raw)",
         )
         parser.add_argument(
             "--blind-for",
@@ -104,8 +104,7 @@ class Command(StudyCommand):
         **options,
     ) -> None:
         study = self.get_study(slug)
-        if problem := unit_error(unit, raw):
-            raise CommandError(f"--{problem}")
+        raw = is_raw(unit, raw)
         if round is not None and round < 1:
             raise CommandError(f"--round: must be a positive integer, got {round}")
         reader = None
