@@ -230,7 +230,9 @@ def episodes(request: Request, slug: str) -> Response:
         mine = Group.objects.filter(study=study, unit=Unit.EPISODE).filter(
             Q(annotators=request.user) | Q(moderator=request.user)
         )
-        rows = rows.filter(conversation__assignments__group__in=mine)
+        rows = rows.filter(
+            conversation__in=Conversation.objects.filter(assignments__group__in=mine)
+        )
     unseen = episodes_unseen_by(request.user, study)
     if unseen:
         rows = rows.exclude(pk__in=unseen)
@@ -239,10 +241,10 @@ def episodes(request: Request, slug: str) -> Response:
     if "run" in query:
         rows = rows.filter(run__name=query["run"])
     if "group" in query:
-        rows = rows.filter(conversation__assignments__group__name=query["group"])
+        named = Conversation.objects.filter(study=study, assignments__group__name=query["group"])
+        rows = rows.filter(conversation__in=named)
     rows = (
-        rows.distinct()
-        .select_related("conversation", "run", "created_by")
+        rows.select_related("conversation", "run", "created_by")
         .defer("conversation__metadata")
         .order_by("conversation_id", "first_turn", "last_turn", "pk")
     )
