@@ -16,7 +16,7 @@ from django.urls import reverse
 from annotation.actions.episode_judgements import Posted, submit
 from annotation.episodes import measures, report
 from annotation.exports import coverage_rows, episode_gold_rows, episode_raw_rows
-from annotation.models import CoverageRating, Episode, Job, Source
+from annotation.models import CoverageRating, Episode, EpisodeJudgement, Job, Source
 from tests.episodes.conftest import agents  # noqa: F401 (the agents study fixture)
 from tests.episodes.session_world import CONFIDENCE, RUN_REASON, build
 from tests.factories import HTMX
@@ -239,3 +239,25 @@ def test_the_export_job_writes_the_episode_file_blind_for_whoever_starts_it(
     ratings = Job.objects.latest("pk")
     assert ratings.params["raw"] is True
     assert ratings.result_file == f"exports/{ratings.pk}/ag-raw-coverage.csv"
+
+
+def test_a_machine_judges_rows_go_only_where_the_judges_data_goes(world):
+    from tests.factories import make_user
+
+    bot = make_user("llm-bot")
+    world["group"].judges.add(bot)
+    e2 = world["extracted"][1]
+    EpisodeJudgement.objects.create(
+        episode=e2, annotator=bot, group=world["group"], valid=True,
+        labels={"symptom": ["misread_project"]}, source=Source.JUDGE,
+        taxonomy_version=world["study"].taxonomy_version,
+    )  # fmt: skip
+
+    def annotators(reader):
+        return {r["annotator"] for r in episode_raw_rows(world["study"], blind_for=reader)}
+
+    assert "llm-bot" in annotators(None) and "llm-bot" in annotators(world["lena"])
+    assert "llm-bot" not in annotators(world["moe"]) | annotators(world["alice"])
+    # it never votes: the consensus is the group's annotators'
+    row = by_episode(episode_gold_rows(world["study"]))[e2.pk]
+    assert row["labels"] == ["DS1", "scope_overreach"]
