@@ -63,6 +63,8 @@ from .columns import (
 from .writers import write
 
 FLOATS = frozenset({"confidence"})
+# a moderator's decision in the measures' judgements (episodes/measures.py, report.load)
+MODERATOR = "moderator"
 
 
 def episode_gold_columns(study: Study) -> list[str]:
@@ -293,11 +295,11 @@ def episode_gold_rows(study: Study, chunk_size: int = CHUNK_SIZE, blind_for=None
                     **_public(episode),
                     "goal": episode["_goal"],
                     "evidence": json.dumps(quotes.get(pk, []), ensure_ascii=False),
-                    "status": state.status if state is not None else None,
+                    "status": "agreed" if decided.get("moderator") else _status(state),
                     "validity": decided.get("validity"),
                     "valid": decided.get("valid"),
                     "invalid_reason": decided.get("invalid_reason"),
-                    "method": _method(state) if decided else None,
+                    "method": _method(state, decided),
                     "deciding_round": decided.get("deciding_round"),
                     "labels": None if labels is None else _flat(labels),
                     **verdict,
@@ -334,9 +336,19 @@ def _states(study: Study, groups: dict) -> dict[tuple[int, int], rounds.EpisodeR
     return out
 
 
-def _method(state: rounds.EpisodeRound | None) -> str | None:
-    """How the group's consensus came, once its rounds have one (unanimous, single,
-    discussion, ...); None while they are under way."""
+def _status(state: rounds.EpisodeRound | None) -> str | None:
+    return state.status if state is not None else None
+
+
+def _method(state: rounds.EpisodeRound | None, decided: dict) -> str | None:
+    """How the group's consensus came: "moderator" where the measures' data holds the
+    moderator's decision (report.load gives it in the judgements' list, `method`
+    "moderator"), else the rounds' method once agreed (unanimous, single, discussion); None
+    while they are under way, or without a consensus."""
+    if not decided:
+        return None
+    if decided.get("moderator"):
+        return MODERATOR
     if state is None or state.status in (CardStatus.OPEN, CardStatus.DISPUTED):
         return None
     if state.status == CardStatus.ESCALATED:
@@ -365,9 +377,19 @@ def _consensus(study: Study, groups: dict) -> dict[tuple[int, int], dict]:
         deciding = measures.deciding_rounds(judgements)
         gold = measures.gold_labels(judgements, {name: data["voters"].get(name, 0)})
         reasons: dict[int, set[str]] = defaultdict(set)
+        moderated = set()
         for j in judgements:
-            if not j["valid"] and deciding.get(j["episode"]) == j["round"]:
-                reasons[j["episode"]].add(j.get("invalid_reason") or "")
+            if deciding.get(j["episode"]) != j["round"]:
+                continue
+            if j.get("method") == MODERATOR:
+                moderated.add(j["episode"])
+        for j in judgements:
+            if deciding.get(j["episode"]) != j["round"] or j["valid"]:
+                continue
+            # a decision settles its round: its reason, not the annotators' before it
+            if j["episode"] in moderated and j.get("method") != MODERATOR:
+                continue
+            reasons[j["episode"]].add(j.get("invalid_reason") or "")
         for episode, verdict in validity.items():
             out[(episode, group_id)] = {
                 "validity": verdict,
@@ -379,6 +401,7 @@ def _consensus(study: Study, groups: dict) -> dict[tuple[int, int], dict]:
                 ),
                 "deciding_round": deciding.get(episode),
                 "labels": gold.get(episode),
+                "moderator": episode in moderated,
             }
     return out
 

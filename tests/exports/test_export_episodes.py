@@ -261,3 +261,29 @@ def test_a_machine_judges_rows_go_only_where_the_judges_data_goes(world):
     # it never votes: the consensus is the group's annotators'
     row = by_episode(episode_gold_rows(world["study"]))[e2.pk]
     assert row["labels"] == ["DS1", "scope_overreach"]
+
+
+@pytest.mark.skipif(
+    not hasattr(measures, "MODERATOR"),
+    reason="the measures read a moderator's decision once epmod's EpisodeDecision is merged",
+)
+def test_a_moderators_decision_in_the_measures_data_is_the_consensus(world, monkeypatch):
+    """The consensus is read from report.load's data through measures.py: a moderator's
+    decision that data holds (a judgement with method "moderator", in the round after the
+    escalated one) is the episode's consensus in the file, method "moderator"."""
+    e2 = world["extracted"][1]
+    load = report.load
+
+    def with_decision(study):
+        data = load(study)
+        data["judgements"].append(
+            {"episode": e2.pk, "group": "E1", "annotator": "moe", "round": 3, "valid": False,
+             "invalid_reason": "other", "labels": {}, "method": "moderator"}
+        )  # fmt: skip
+        return data
+
+    monkeypatch.setattr(report, "load", with_decision)
+    row = by_episode(episode_gold_rows(world["study"]))[e2.pk]
+    assert (row["method"], row["status"], row["deciding_round"]) == ("moderator", "agreed", 3)
+    assert (row["validity"], row["invalid_reason"]) == ("invalid", "other")
+    assert row["labels"] is None
