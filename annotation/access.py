@@ -41,6 +41,9 @@ LEADS_AND_MODERATORS_ONLY = (
 LEADS_AND_EXPERTS_ONLY = (
     "Leads and experts only: the study's leads and expert members decide proposals."
 )
+TURNS_NOT_EPISODES = (
+    "Your group judges this session by episodes, not turn by turn: open it from your sessions page."
+)
 EPISODES_NOT_TURNS = (
     "Your group labels this session turn by turn, not by episodes: open its cards from your queue."
 )
@@ -73,17 +76,22 @@ def get_study_for_lead(user, slug: str, *, say_why: bool = False) -> Study:
 
 def get_card_for_annotator(user, study: Study, turn_id: int) -> tuple[Turn, Group]:
     """A turn the user annotates: its conversation is assigned to one of the user's groups
-    (one at most of the groups sharing it: Group.check_seat)."""
+    (one at most of the groups sharing it: Group.check_seat) that labels turns. A 403 saying
+    why for a turn of a session their group judges by episodes (issue 21: a group's unit),
+    a 404 for any other."""
     turn = get_object_or_404(
         Turn.objects.select_related("conversation"),
         pk=turn_id,
         conversation__study=study,
     )
-    group = (
-        Group.objects.filter(assignments__conversation_id=turn.conversation_id, annotators=user)
-        .order_by("name")
-        .first()
+    groups = list(
+        Group.objects.filter(
+            assignments__conversation_id=turn.conversation_id, annotators=user
+        ).order_by("name")
     )
+    group = next((g for g in groups if g.unit == Unit.TURN), None)
+    if group is None and groups:  # their group judges this session's episodes, not its turns
+        raise PermissionDenied(TURNS_NOT_EPISODES)
     if group is None:
         raise Http404("No such card")
     # the study at hand, not a query each time a model asks for it (the phase, the version)

@@ -184,6 +184,18 @@ class FlagForm(forms.Form):
     )
 
 
+class EpisodeFlagForm(FlagForm):
+    """Why an annotator flags an episode for later (views/skip.py episode_flag)."""
+
+    reason = forms.CharField(
+        max_length=2000,
+        error_messages={
+            "required": "Not flagged: say why you flag this episode (the lead reads it).",
+            "max_length": FlagForm.base_fields["reason"].error_messages["max_length"],
+        },
+    )
+
+
 # -- the lead's jobs -----------------------------------------------------------------------
 
 

@@ -59,12 +59,18 @@ def add_time(turn: Turn, annotator, ms: int) -> int:
     TimeRefused (nothing added) when it is more than the wall time since their last report
     on the card plus SLACK_MS. The first report creates the row (a unique constraint: of two
     first reports at once, one creates it and the other adds to it)."""
-    rows = CardTime.objects.filter(turn=turn, annotator=annotator)
+    return add_active(CardTime, {"turn": turn, "annotator": annotator}, ms, "card")
+
+
+def add_active(model, row: dict, ms: int, what: str) -> int:
+    """add_time's rule for the row of `model` (CardTime, EpisodeTime) that `row` names (its
+    unit and annotator); `what` names the unit in the refusal ("card", "episode")."""
+    rows = model.objects.filter(**row)
     if _add(rows, ms):
         return rows.values_list("active_ms", flat=True).get()
     try:
         with transaction.atomic():
-            CardTime.objects.create(turn=turn, annotator=annotator, active_ms=ms)
+            model.objects.create(**row, active_ms=ms)
         return ms
     except IntegrityError:
         pass  # the row exists: a report too recent, or another tab created it a moment ago
@@ -73,7 +79,7 @@ def add_time(turn: Turn, annotator, ms: int) -> int:
     last = rows.values_list("updated_at", flat=True).first()
     since = max((timezone.now() - last).total_seconds(), 0.0) if last else 0.0
     raise TimeRefused(
-        f"ms: {ms} ms is more than the {since:.1f} s since your last report on this card "
+        f"ms: {ms} ms is more than the {since:.1f} s since your last report on this {what} "
         f"(plus {SLACK_MS / 1000:g} s for network delays)."
     )
 

@@ -90,6 +90,9 @@ session_pages = [
 episode = [
     path("", episode_card.episode_card, name="episode_card"),
     path("context/", episode_card.episode_context, name="episode_context"),
+    path("skip/", skip.episode_skip, name="episode_skip"),
+    path("flag/", skip.episode_flag, name="episode_flag"),
+    path("time/", timing.episode_time, name="episode_time"),
 ]
 
 # /s/<slug>/lead/...: setting the study up, and the study-level gold of overlap cards

@@ -24,7 +24,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TURNS = 3
-PAGES = ("next card", "card", "card htmx", "study home", "my cards", "my cards p.40", "discuss")
+PAGES = (
+    "next card", "card", "card htmx", "study home", "my cards", "my cards p.40", "discuss",
+    "api cards", "api cards p.40", "api cards to do",
+)  # fmt: skip
 
 
 def _setup(database_url: str, build: bool) -> None:
@@ -173,6 +176,10 @@ def measure(slug: str, repeat: int) -> dict[str, tuple[float, float, int]]:
         "my cards": reverse("my_cards", args=[slug]),
         "my cards p.40": reverse("my_cards", args=[slug]) + "?page=40",
         "discuss": reverse("discuss_queue", args=[slug]),
+        # the API's list of my cards (api/views.cards), 100 a page
+        "api cards": f"/api/studies/{slug}/cards/",
+        "api cards p.40": f"/api/studies/{slug}/cards/?page=40",
+        "api cards to do": f"/api/studies/{slug}/cards/?done=false",
     }
     out = {}
     for name, url in pages.items():

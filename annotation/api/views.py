@@ -39,8 +39,8 @@ from ..models import (
     RoundOutOfRange,
     Source,
     Study,
-    Turn,
 )
+from ..models.queue import KeptCards
 from ..opensort.access import labels_locked
 from .common import (
     conversation_named,
@@ -108,24 +108,18 @@ def taxonomy(request: Request, slug: str) -> Response:
 )
 @api_view(["GET"])
 def cards(request: Request, slug: str) -> Response:
-    """My cards: every turn of the conversations assigned to my groups, in queue order."""
+    """My cards: every turn of the conversations assigned to my groups that label turns, in
+    queue order; from the kept queue (models/queue.KeptCards), as the My cards page: a page
+    costs the same with 40 or 40,000 cards."""
     study, _ = get_study_for_user(request.user, slug)
     done = read_query(request, CardsQuerySerializer).get("done")
-    rows = (
-        Turn.objects.for_annotator(study, request.user)
-        .annotated_by(request.user, round=1)
-        .select_related("conversation")
-        # the texts are large and the list does not show them
-        .only("id", "index", "conversation", "conversation__external_id", "conversation__key")
-    )
-    if done is not None:
-        rows = rows.filter(done=done)
-    return paginate(request, rows, CardOutputSerializer)
+    state = "" if done is None else "labelled" if done else "todo"
+    return paginate(request, KeptCards(study, request.user, state), CardOutputSerializer)
 
 
 @extend_schema(
     operation_id="studies_cards_retrieve",
-    responses=responses({200: CardDetailOutputSerializer}, 404),
+    responses=responses({200: CardDetailOutputSerializer}, 403, 404),
 )
 @api_view(["GET"])
 def card(request: Request, slug: str, turn_id: int) -> Response:
@@ -144,7 +138,7 @@ def card(request: Request, slug: str, turn_id: int) -> Response:
 @extend_schema(
     operation_id="studies_cards_annotation_update",
     request=AnnotationInputSerializer,
-    responses=responses({200: AnnotationOutputSerializer}, 400, 404, 409),
+    responses=responses({200: AnnotationOutputSerializer}, 400, 403, 404, 409),
 )
 @api_view(["PUT"])
 @parser_classes([JSONBodyParser])  # labels are a list and the span an object: JSON only

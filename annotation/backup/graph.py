@@ -51,6 +51,8 @@ STUDY_MODELS = (
     "annotation.EpisodeJudgement",
     "annotation.CoverageRating",
     "annotation.EpisodeSeen",
+    "annotation.EpisodeSkip",
+    "annotation.EpisodeTime",
     "annotation.JudgeRun",
     "annotation.JudgeScore",
     "annotation.QueueProgress",

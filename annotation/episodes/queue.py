@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..access import episodes_hidden_in_queue
 from ..models import Episode, Group, Study, Unit
-from . import rounds
+from . import putoff, rounds
 
 
 def episode_groups(user, study: Study):
@@ -46,12 +46,18 @@ def _walk(user, study: Study):
 def awaiting(user, study: Study) -> list[tuple[int, int]]:
     """[(episode id, round)] of the episodes awaiting `user`'s judgement in the round open
     now, in the session's order: round 1 first (not judged yet), then the discussion rounds
-    (disputed, their judgement of the new round not given yet)."""
-    first, later = [], []
+    (disputed, their judgement of the new round not given yet), then the ones they skipped
+    or flagged and have not judged since, oldest put-off first (putoff.py)."""
+    first, later, off = [], [], []
+    put_off = putoff.put_off_at(user, study)
     for episode_id, r, _ in _walk(user, study):
-        if r is not None:
+        if r is None:
+            continue
+        if episode_id in put_off:
+            off.append((put_off[episode_id], episode_id, r))
+        else:
             (first if r == 1 else later).append((episode_id, r))
-    return first + later
+    return first + later + [(episode_id, r) for _, episode_id, r in sorted(off)]
 
 
 def progress(user, study: Study) -> dict | None:

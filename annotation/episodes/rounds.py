@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ..models import CardStatus, EpisodeJudgement, Group, RoundClosed, RoundRules
+from ..models import CardStatus, Episode, EpisodeJudgement, Group, RoundClosed, RoundRules, Unit
 
 __all__ = [
     "EpisodeRound",
@@ -30,6 +30,7 @@ __all__ = [
     "decide",
     "judged_of",
     "replay",
+    "round1_hidden_episodes",
     "state_of",
     "voters_of",
 ]
@@ -151,3 +152,30 @@ def state_of(episode_id: int, group: Group) -> EpisodeRound:
     judged = judged_of([episode_id], [group.pk])[(episode_id, group.pk)]
     voters = voters_of([group.pk])[group.pk]
     return replay(judged, voters, group.study.discussion_rounds)
+
+
+def round1_hidden_episodes(user, study, episode_ids=None) -> set[int]:
+    """The ids of the episodes of `study` (of `episode_ids` only, when given) on which `user`
+    may see nobody else's round-1 work (their judgement, flag reason or time): those of an
+    episode group `user` annotates whose round 1 is not over there (replayed: no state row
+    is kept). access.round1_hidden_from's rule for cards, said of episodes. Three queries."""
+    if not getattr(user, "is_authenticated", False):
+        return set()
+    groups = list(
+        Group.objects.filter(study=study, annotators=user, unit=Unit.EPISODE).values_list(
+            "pk", flat=True
+        )
+    )
+    if not groups:
+        return set()
+    rows = Episode.objects.filter(conversation__assignments__group__in=groups)
+    if episode_ids is not None:
+        rows = rows.filter(pk__in=list(episode_ids))
+    pairs = list(rows.values_list("pk", "conversation__assignments__group_id"))
+    judged = judged_of([e for e, _ in pairs] if episode_ids is not None else None, groups)
+    voters = voters_of(groups)
+    return {
+        e
+        for e, g in pairs
+        if not replay(judged.get((e, g), {}), voters[g], study.discussion_rounds).revealed
+    }

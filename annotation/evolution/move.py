@@ -16,6 +16,7 @@ from ..models import (
     CardState,
     CardStatus,
     Consensus,
+    Episode,
     EpisodeJudgement,
     Group,
     Method,
@@ -133,7 +134,13 @@ def plan_counts(study: Study, new: TaxonomyVersion, dissolved: list | None = Non
         "episode_judgements": EpisodeJudgement.objects.filter(
             episode__conversation__study=study, is_current=True
         ).count(),
+        "episode_run_labels": _with_run_labels(study).count(),
     }
+
+
+def _with_run_labels(study: Study):
+    """The study's episodes holding an extraction run's labels (on the study's version)."""
+    return Episode.objects.filter(conversation__study=study).exclude(run_labels={})
 
 
 def dissolved_disputes(study: Study, carrier: Carrier) -> list[tuple[CardState, int, frozenset]]:
@@ -369,6 +376,7 @@ def move_study(study: Study, new: TaxonomyVersion, by=None) -> TaxonomyMove:
             types,
         )
         _carry_judgements(study, move, carrier)
+        _carry_run_labels(study, move, carrier)
         study.taxonomy_version = new
         study.save(update_fields=["taxonomy_version"])
         _agree(dissolved, types)
@@ -538,6 +546,27 @@ def _carry_judgements(study: Study, move: TaxonomyMove, carrier: Carrier) -> Non
             )
         EpisodeJudgement.objects.filter(pk__in=chunk).update(is_current=False, retired_by=move)
         EpisodeJudgement.objects.bulk_create(new_rows)
+
+
+def _carry_run_labels(study: Study, move: TaxonomyMove, carrier: Carrier) -> None:
+    """Carry the extraction runs' labels of the study's episodes (Episode.run_labels, on the
+    old version as the study's judgements were) in place: the run's accuracy is then scored
+    on the new version's codes. A split type stops the move: a model cannot pick a side.
+    The run's own file keeps its labels as it wrote them."""
+    new, old = move.to_version, move.from_version
+    axes = {t.code: (t.axis.code, i) for i, t in enumerate(new.type_list())}
+    changed = []
+    for episode in _with_run_labels(study).only("pk", "run_labels").order_by("pk").iterator():
+        labels, pending = carry_labels(carrier, episode.run_labels, old.pk, axes)
+        if pending:
+            raise EvolutionError(
+                f"episode {episode.pk}'s extraction run labelled it {', '.join(pending)}, "
+                f"split in {new}: a run's label cannot wait for a side. Nothing was changed."
+            )
+        if labels != episode.run_labels:
+            episode.run_labels = labels
+            changed.append(episode)
+    Episode.objects.bulk_update(changed, ["run_labels"], batch_size=1000)
 
 
 def pending_in(study: Study):

@@ -28,6 +28,8 @@ from .episodes import (
     Episode,
     EpisodeJudgement,
     EpisodeSeen,
+    EpisodeSkip,
+    EpisodeTime,
     EvidencePart,
     EvidenceQuote,
     ExtractionRun,
@@ -191,5 +193,7 @@ __all__ = [
     "EvidenceQuote",
     "EpisodeJudgement",
     "EpisodeSeen",
+    "EpisodeSkip",
+    "EpisodeTime",
     "CoverageRating",
 ]

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from ..conversation_keys import MAX_LENGTH as KEY_MAX_LENGTH
 from ..conversation_keys import give_keys
-from .study import Group, Study, check_groups_can_share
+from .study import Group, Study, Unit, check_groups_can_share
 
 
 class SetAside(models.TextChoices):
@@ -172,13 +172,16 @@ class TurnQuerySet(models.QuerySet):
         return self.exclude(conversation__import_job__in=_unfinished_imports())
 
     def for_annotator(self, study: Study, user):
-        """The cards `user` annotates in `study`: every turn of their groups' conversations."""
+        """The cards `user` annotates in `study`: every turn of the conversations of their
+        groups that label turns (a group judging episodes has no cards: issue 21)."""
         # one row per turn: an annotator sits in one group only of those sharing a
         # conversation (Group.check_seat)
         # (through the group's annotators, not `group_id IN (my groups)`: SQLite then walked
         # the study's every turn, 64 ms instead of 5 for the next card of 5,554)
         return self.filter(
-            conversation__study=study, conversation__assignments__group__annotators=user
+            conversation__study=study,
+            conversation__assignments__group__annotators=user,
+            conversation__assignments__group__unit=Unit.TURN,
         ).order_by("conversation_id", "index")
 
     def annotated_by(self, user, round: int = 1):

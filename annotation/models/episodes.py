@@ -16,9 +16,10 @@ from django.utils import timezone
 
 from taxonomy.models import TaxonomyVersion
 
+from ..limits import TextLimit
 from .corpus import Conversation, Turn
 from .evolution import carried_and_retired
-from .rounds import Source
+from .rounds import SkipKind, Source
 from .study import Group, Study
 
 
@@ -239,3 +240,52 @@ class EpisodeSeen(models.Model):
 
     def __str__(self) -> str:
         return f"episode {self.episode_id} seen by {self.annotator_id}"
+
+
+class EpisodeSkip(models.Model):
+    """An annotator put an episode off, as a card (CardSkip): skipped it, or flagged it for
+    later with a reason. It goes to the end of their episode queue until they judge it (a
+    judgement given after the skip clears it: episodes/putoff.py); flags are listed for the
+    lead with the flagged cards. One row per annotator and episode: the latest skip or flag
+    replaces the one before. Not in the cards' kept queue (annotation/db/): the episode
+    queue is computed (episodes/queue.py)."""
+
+    episode = models.ForeignKey(Episode, on_delete=models.CASCADE, related_name="skips")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="episode_skips"
+    )
+    kind = models.CharField(max_length=4, choices=SkipKind.choices, default=SkipKind.SKIP)
+    reason = models.TextField(blank=True, validators=[TextLimit("flag")])
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["annotator", "episode"], name="one_skip_per_episode")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator_id} {self.kind} episode {self.episode_id}"
+
+
+class EpisodeTime(models.Model):
+    """Active time an annotator spent on an episode's card, as CardTime on a turn's (the tab
+    visible and input within the last minute), reported by the same browser clock
+    (static/js/timer.js) and added by the same rule (annotation/timing.py). A table of its
+    own: CardTime feeds the cards' kept figures and queue, which episodes stay out of."""
+
+    episode = models.ForeignKey(Episode, on_delete=models.CASCADE, related_name="times")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="episode_times"
+    )
+    active_ms = models.PositiveBigIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["annotator", "episode"], name="one_time_per_episode")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator_id} {self.active_ms} ms on episode {self.episode_id}"

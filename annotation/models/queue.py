@@ -454,3 +454,44 @@ def _connect() -> None:
 
     post_save.connect(_assigned, sender=Assignment, dispatch_uid="queue_assigned")
     post_save.connect(_tagged, sender=TagSet, dispatch_uid="queue_tagged")
+
+
+class KeptCards:
+    """My cards from the rows kept here, as a sequence a Paginator pages: all of them
+    (`state` ""), those to do or those labelled. Its length is a kept count, and a page of all
+    my cards is a seek on my places (ordinal in (bottom, top]); one to do or labelled a
+    bounded walk of the same index. Three queries a page, whatever the number of cards: the
+    pages' My cards (views/shared/nav.my_cards) and the API's list of my cards
+    (api/views.cards) read it."""
+
+    def __init__(self, study: Study, user, state: str = ""):
+        self.study, self.user, self.state = study, user, state
+
+    def count(self) -> int:
+        done, cards = progress(self.study, self.user)
+        return {"": cards, "todo": cards - done, "labelled": done}[self.state]
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __getitem__(self, window: slice) -> list[Turn]:
+        rows = QueueCard.objects.filter(annotator_id=self.user.pk, study_id=self.study.pk)
+        rows = rows.order_by("ordinal").values_list("turn_id", "done")
+        if self.state == "":
+            rows = rows.filter(ordinal__gt=window.start, ordinal__lte=window.stop)
+        else:
+            rows = rows.filter(done=self.state == "labelled")[window]
+        done = dict(rows)
+        turns = (
+            Turn.objects.filter(pk__in=list(done))
+            .with_status_for(self.user)
+            .select_related("conversation")
+            .defer("reply_text", "reply_parts", "metadata", "conversation__metadata")
+        )
+        by_id = {t.pk: t for t in turns}
+        out = []
+        for turn_id, is_done in done.items():
+            turn = by_id[turn_id]
+            turn.done = is_done
+            out.append(turn)
+        return out

@@ -15,6 +15,7 @@ from annotation.models import Proposal
 
 from .. import evidence
 from ..access import get_card_for_annotator, get_study_for_user, is_expert
+from ..episodes.putoff import flag_count as episode_flag_count
 from ..episodes.queue import next_episode
 from ..episodes.queue import progress as episode_progress
 from ..evolution import pending_labels
@@ -69,6 +70,7 @@ def study(request: HttpRequest, slug: str) -> HttpResponse:
         ctx.update(jobs_panel_context(study, request.user, request.GET))
         flags = CardSkip.objects.filter(kind=SkipKind.FLAG, turn__conversation__study=study)
         ctx["flag_count"] = flags.count()
+        ctx["episode_flag_count"] = episode_flag_count(study)
         ctx["open_sort"] = (
             study.phase == Phase.OPEN_SORT or study.groups.filter(phase=Phase.OPEN_SORT).exists()
         )
@@ -102,11 +104,10 @@ def queue(request: HttpRequest, slug: str) -> HttpResponse:
     groups = request.user.annotation_groups.filter(study=study)
     if groups.filter(unit=Unit.EPISODE).exists():
         # a group whose unit is the episode: its members' next episode (issue 21); its
-        # conversations' turns are no cards of theirs
+        # conversations' turns are no cards of theirs (Turn.objects.for_annotator)
         episode_id = next_episode(request.user, study)
         if episode_id is not None:
             return redirect("episode_card", slug=study.slug, episode_id=episode_id)
-        cards = cards.filter(conversation__assignments__group__in=groups.filter(unit=Unit.TURN))
     # first the cards an expert's decision on my proposal brought back, still in round 1
     # (the card's state in my group: groups sharing a card each have their own)
     closed = CardState.objects.filter(

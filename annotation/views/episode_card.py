@@ -24,14 +24,16 @@ from django.views.decorators.http import require_GET, require_http_methods
 from ..access import episode_judgements, get_episode_for_member, get_study_for_user
 from ..actions.episode_judgements import JudgementError, read, submit
 from ..actions.episodes import mark_seen
-from ..episodes import rounds
+from ..episodes import putoff, rounds
 from ..episodes.marks import quote_place, turn_view
 from ..episodes.queue import awaiting
 from ..episodes.reasons import INVALID_REASONS
 from ..hotkeys import with_keys
 from ..models import CardStatus, RoundClosed, Turn
 
-VALID_KEY, INVALID_KEY = "s", "n"  # supported / not supported: card keys no type is given
+# valid ("passes") / not valid: card keys no type is given; s and f skip and flag, as on a
+# turn's card (episode/_skip_flag.html)
+VALID_KEY, INVALID_KEY = "p", "n"
 NOT_ANNOTATOR = "Only the episode's annotators judge it: you may read it."
 
 
@@ -146,6 +148,7 @@ def _render(request, seat, *, error: str = "", posted=None, http: int = 200) -> 
         "valid_key": VALID_KEY,
         "invalid_key": INVALID_KEY,
         "mine_created": episode.created_by_id == request.user.pk,
+        "put_off": putoff.mine(request.user, episode) if seat.is_annotator else None,
         "session_url": _session_url(study.slug, episode.conversation_id),
         "group_query": f"?group={group.pk}" if not seat.is_annotator else "",
         **_judgements(shown, state, seat),

@@ -1,18 +1,24 @@
 """Time per card: the endpoint static/js/timer.js reports active time to (an annotator of the
 card only), and the lead's page of median and p90 per annotator and per type.
-The rules and the statistics are annotation/timing.py's."""
+The rules and the statistics are annotation/timing.py's. The same for episodes (issue 21):
+their endpoint (an annotator of the episode only) and their tables on the same page
+(annotation/episodes/timing.py)."""
 
 from __future__ import annotations
 
 import pandas as pd
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
 
-from ..access import get_card_for_annotator, get_study_for_user, lead_page
-from ..models import Study
+from ..access import get_card_for_annotator, get_episode_for_member, get_study_for_user, lead_page
+from ..episodes.timing import add_episode_time, episode_time_tables, episode_times
+from ..models import Episode, Study
 from ..timing import NO_SMELL, TimeRefused, add_time, parse_increment, study_tables
+
+EPISODES_PER_PAGE = 100
 
 
 @login_required
@@ -30,6 +36,24 @@ def card_time(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse:
     return JsonResponse({"added_ms": ms, "active_ms": total})
 
 
+@login_required
+@require_POST
+def episode_time(request: HttpRequest, slug: str, episode_id: int) -> HttpResponse:
+    """card_time for an episode: add an increment (POST field `ms`) to the user's time on
+    it; only its annotators have a clock there (403 for a moderator or lead reading it)."""
+    study, role = get_study_for_user(request.user, slug)
+    seat = get_episode_for_member(request.user, study, role, episode_id)
+    if not seat.is_annotator:
+        refused = {"error": "Only the episode's annotators record time on it."}
+        return JsonResponse(refused, status=403)
+    try:
+        ms = parse_increment(request.POST.get("ms"))
+        total = add_episode_time(seat.episode, request.user, ms)
+    except TimeRefused as e:
+        return JsonResponse({"error": str(e), "field": e.field}, status=400)
+    return JsonResponse({"added_ms": ms, "active_ms": total})
+
+
 @lead_page
 @require_GET
 def card_times(request: HttpRequest, study: Study) -> HttpResponse:
@@ -42,8 +66,32 @@ def card_times(request: HttpRequest, study: Study) -> HttpResponse:
         "by_annotator_type": _rows(
             tables["annotator_type"], ["annotator", "type"], names, order=list(names)
         ),
+        **_episode_rows(request, study),
     }
     return render(request, "annotation/timing/page.html", ctx)
+
+
+def _episode_rows(request: HttpRequest, study: Study) -> dict:
+    """The episodes' tables (none when no time is recorded on an episode): per annotator,
+    and per episode in the sessions' order, a page of EPISODES_PER_PAGE (`epage`)."""
+    times = episode_times(study, request.user)
+    if times.empty:
+        return {"episode_times": False}
+    tables = episode_time_tables(times)
+    rows = _rows(tables["episode"], ["episode"], {}, raw=True)
+    per_episode = {int(r["episode"]): r for r in rows}
+    ordered = Episode.objects.filter(pk__in=list(per_episode)).select_related("conversation", "run")
+    ordered = ordered.only(
+        "first_turn", "last_turn", "conversation__key", "conversation__n_turns", "run__name"
+    ).order_by("conversation_id", "first_turn", "last_turn", "pk")
+    page = Paginator(ordered, EPISODES_PER_PAGE).get_page(request.GET.get("epage"))
+    for episode in page:
+        episode.time = per_episode[episode.pk]
+    return {
+        "episode_times": True,
+        "episode_by_annotator": _rows(tables["annotator"], ["annotator"], {}),
+        "episode_page": page,
+    }
 
 
 def _type_names(study: Study) -> dict[str, str]:
@@ -57,10 +105,15 @@ def _type_names(study: Study) -> dict[str, str]:
 
 
 def _rows(
-    table: pd.DataFrame, by: list[str], names: dict[str, str], order: list[str] | None = None
+    table: pd.DataFrame,
+    by: list[str],
+    names: dict[str, str],
+    order: list[str] | None = None,
+    raw: bool = False,
 ) -> list[dict]:
     """The table's rows for the template: the `by` cells (a type by its name; a code no
-    longer in the taxonomy as itself), n, and the times in seconds."""
+    longer in the taxonomy as itself), n, and the times in seconds (`raw`: each row also
+    under its first `by` column's value, as "episode": the episode's id)."""
     records = table.to_dict("records")
     if order is not None:
         rank = {code: i for i, code in enumerate(order)}
@@ -71,6 +124,7 @@ def _rows(
             "n": int(r["n"]),
             "median": _seconds(r["median_ms"]),
             "p90": _seconds(r["p90_ms"]),
+            **({by[0]: r[by[0]]} if raw else {}),
         }
         for r in records
     ]

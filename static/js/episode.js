@@ -1,5 +1,5 @@
 // The episode card (templates/annotation/episode_card.html, views/episode_card.py).
-// The questions come in order: the verdict (keys s valid, n invalid: radios labels.js toggles
+// The questions come in order: the verdict (keys p valid, n invalid: radios labels.js toggles
 // by data-hotkey), then the section it asks for: the reasons when invalid (keys 1-4), the
 // taxonomy's axes when valid (each type's key). The other section is hidden and disabled (it
 // is not posted) and its keys are taken away (data-hotkey), so a key never ticks a box out of

@@ -1,4 +1,5 @@
-// Skip and flag for later on the card (templates/annotation/skip/_skip_flag.html, views/skip.py).
+// Skip and flag for later on the card (templates/annotation/skip/_skip_flag.html, views/skip.py),
+// and on an episode's card (templates/annotation/episode/_skip_flag.html: plain posts).
 // Keys outside a text box and without Ctrl/Alt/Meta: s skips the card, f opens the reason box
 // and puts the cursor in it. In the box, Ctrl+Enter sends it (labels.js sends a text box's own
 // form) and Escape closes it. Both go through htmx like the card's submit, so labels.js asks

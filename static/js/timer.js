@@ -1,5 +1,6 @@
 // The card's clock: the ACTIVE time an annotator spends on a card (#card[data-turn-id]),
-// reported to the server (annotation/views/timing.py card_time) in small increments.
+// reported to the server (annotation/views/timing.py card_time) in small increments; on an
+// episode's card (#episode[data-time-url]) the same, to episode_time.
 // Active: the tab is visible and there was input (a key, a pointer press or move, the wheel,
 // a scroll) within the last minute. The clock pauses a minute after the last input and
 // resumes on the next one; opening a card counts as input (the annotator just asked for it).
@@ -23,12 +24,20 @@
   var from = lastInput;  // the time counted so far runs up to here
   var pending = 0;  // ms counted on `current`, not reported yet
 
-  // The card's time URL: the card's own URL (its labels form posts there) + "time/".
+  // The card's time URL: the card's own URL (its labels form posts there) + "time/"; an
+  // episode's card (issue 21) names its own (#episode[data-time-url], its annotators' only).
   function cardOnPage() {
     var el = document.getElementById("card");
     var form = el && el.querySelector("form[data-hotkeys]");
-    if (!el || !el.dataset.turnId || !form) return null;
-    return { id: el.dataset.turnId, url: new URL("time/", form.action).href };
+    if (el && el.dataset.turnId && form) {
+      return { id: el.dataset.turnId, url: new URL("time/", form.action).href };
+    }
+    var episode = document.querySelector("#episode[data-time-url]");
+    if (!episode) return null;
+    return {
+      id: "episode-" + episode.dataset.episodeId,
+      url: new URL(episode.dataset.timeUrl, window.location.href).href,
+    };
   }
 
   // Add the active time since `from` to `pending`: up to now, or to a minute after the last

@@ -282,6 +282,10 @@ def build(slug: str = "rich") -> m.Study:
     m.EpisodeSeen.objects.create(
         episode=extracted, annotator=users["ben"], group=group, seen_at=at(25)
     )
+    m.EpisodeSkip.objects.create(
+        episode=extracted, annotator=users["ben"], kind="flag", reason="cut?", created_at=at(25)
+    )
+    m.EpisodeTime.objects.create(episode=extracted, annotator=users["ann"], active_ms=42_000)
     judged = m.JudgeRun.objects.create(
         study=study,
         group=group,

@@ -2,17 +2,27 @@
 alice's queue leads to the first episode, whose tool-result quote is marked and unfolded;
 c shows the rest of the session and hides it again; t unfolds every tool part and folds
 them again; n (invalid) shows the reasons, 1 picks the first, Enter submits and the next
-episode comes; there s (valid) shows the axes, a type's key ticks it, a third cause is
+episode comes; there p (valid) shows the axes, a type's key ticks it, a third cause is
 undone with the axis's message, Enter submits. bob judges the first episode valid: round 1
 closes in disagreement, he sees alice's judgement in the discussion round and revises to
 hers; alice keeps hers with Enter: consensus."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from annotation.importers.episodes import import_episodes
-from annotation.models import Conversation, Episode, EpisodeJudgement, Turn, Unit
+from annotation.models import (
+    Conversation,
+    Episode,
+    EpisodeJudgement,
+    EpisodeSkip,
+    EpisodeTime,
+    Turn,
+    Unit,
+)
 from tests.browser.a11y import axe_violations
 from tests.browser.pages import log_in
 from tests.episodes.conftest import PARTS, episode, write_jsonl
@@ -69,8 +79,8 @@ def test_two_annotators_judge_episodes_by_keyboard_through_discussion_to_consens
     page.goto(f"{live_server.url}/s/ag/queue/")
     ready(page, first)
     hints = page.inner_text("[data-key-hints]")
-    for hint in ("s valid", "n invalid", "1–4 the reason", "Enter submit", "c the rest",
-                 "t the tool calls"):  # fmt: skip
+    for hint in ("p valid", "n invalid", "1–4 the reason", "Enter submit", "c the rest",
+                 "t the tool calls", "s skip", "f flag for later"):  # fmt: skip
         assert hint in hints
     # the quote, marked in its unfolded tool result
     mark = page.locator('details.part[data-kind="tool_result"][open] mark')
@@ -113,7 +123,7 @@ def test_two_annotators_judge_episodes_by_keyboard_through_discussion_to_consens
     assert "saved: invalid" in page.inner_text(".messages")
 
     # valid, with types by their keys; a third cause is undone with the axis's message
-    page.keyboard.press("s")
+    page.keyboard.press("p")
     assert page.locator('[data-question="axes"]').is_visible()
     types = page.eval_on_selector_all('input[name="types"]', "els => els.map(e => e.value)")
     symptom = next(v for v in types if v.startswith("symptom:"))
@@ -139,7 +149,7 @@ def test_two_annotators_judge_episodes_by_keyboard_through_discussion_to_consens
     page_b.goto(f"{live_server.url}/s/ag/queue/")
     ready(page_b, first)
     assert page_b.locator('tr[data-annotator="alice"]').count() == 0  # blind
-    page_b.keyboard.press("s")
+    page_b.keyboard.press("p")
     page_b.keyboard.press("Enter")
     page_b.wait_for_selector('tr[data-annotator="alice"]')
     assert "Round 2: a discussion round" in page_b.inner_text(".episode-status")
@@ -163,3 +173,55 @@ def test_two_annotators_judge_episodes_by_keyboard_through_discussion_to_consens
     assert errors == [] and errors_b == []
     context.close()
     context_b.close()
+
+
+def wait_for_time(episode, user) -> int:
+    """The active ms the server holds for `user` on `episode`, once the page reported it
+    (the report travels as the page goes)."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        row = EpisodeTime.objects.filter(episode=episode, annotator=user).first()
+        if row is not None:
+            return row.active_ms
+        time.sleep(0.05)
+    raise AssertionError(f"no time recorded on episode {episode.pk}")
+
+
+def test_s_skips_and_f_flags_the_episode_and_its_time_is_recorded(
+    browser, live_server, episodes, alice
+):
+    """The turn card's keys on the episode card: s skips (the next episode comes, the
+    skipped one goes last), f opens the reason box (Escape closes it, Ctrl+Enter flags and
+    goes on); the time spent on each episode is reported as the page goes."""
+    first, second = episodes
+    context, page, errors = log_in(browser, live_server, "alice", timeout_ms=30_000)
+    page.goto(f"{live_server.url}/s/ag/queue/")
+    ready(page, first)
+    assert "Skip" in page.inner_text("#skip-flag [data-skip]")
+    page.mouse.move(10, 10)  # at work on it a moment
+    time.sleep(1.2)
+    page.keyboard.press("s")
+    ready(page, second)
+    assert "Skipped the episode of turns 1–2" in page.inner_text(".messages")
+    assert EpisodeSkip.objects.get(episode=first, annotator=alice).kind == "skip"
+    assert 0 < wait_for_time(first, alice) <= 10_000
+
+    # f: the reason box, the cursor in it; Escape closes it; s and f typed there are text
+    page.keyboard.press("f")
+    assert page.locator("#flag-box").evaluate("d => d.open")
+    reason = page.locator("#flag-box textarea[name=reason]")
+    assert reason.evaluate("el => el === document.activeElement")
+    page.keyboard.press("Escape")
+    assert not page.locator("#flag-box").evaluate("d => d.open")
+    page.keyboard.press("f")
+    page.keyboard.type("does the goal fit? s and f typed here are text")
+    page.keyboard.press("Control+Enter")
+    ready(page, first)  # the skipped one, back last: the only other one awaiting
+    flag = EpisodeSkip.objects.get(episode=second, annotator=alice)
+    assert (flag.kind, flag.reason) == ("flag", "does the goal fit? s and f typed here are text")
+    assert wait_for_time(second, alice) > 0
+    assert "You skipped this episode" in page.inner_text("#skip-flag")
+    assert not EpisodeJudgement.objects.exists()
+    assert axe_violations(page) == []  # the skip and flag block
+    assert errors == []
+    context.close()

@@ -88,7 +88,8 @@ def test_alice_records_a_missed_episode_and_rates_coverage_by_key(browser, live_
         page.locator(f"#episode-{e.pk} [data-open-episode]").click()
         page.wait_for_selector(f'.opened-episode[data-episode-id="{e.pk}"]')
     assert EpisodeSeen.objects.filter(annotator=alice).count() == 2
-    # the opened one (turns 3-4) is marked in the session
+    # the opened one (turns 3-4) is marked in the session (once htmx has settled the swap)
+    page.wait_for_selector(".session-turn.in-episode#turn-3")
     marked = page.eval_on_selector_all(".session-turn.in-episode", "els => els.map(e => e.id)")
     assert marked == ["turn-3", "turn-4"]
     assert page.locator("#coverage fieldset[disabled]").count() == 0

@@ -119,7 +119,7 @@ def as_labels(values: list[str]) -> dict[str, list[str]]:
 
 
 def judge_valid(page, values: list[str]) -> None:
-    page.keyboard.press("s")
+    page.keyboard.press("p")
     for value in values:
         press_keys(page, key_of(page, value))
     ticked = page.eval_on_selector_all(

@@ -88,7 +88,7 @@ def test_the_questions_come_in_order_and_the_keys_are_shown(world):
     why = page.index("2. Why is it invalid?")
     axes = page.index("2. The episode on the taxonomy's axes")
     assert valid < why < axes
-    assert re.search(r'data-hotkey="s"[^>]*>\s*<kbd>s</kbd> Yes, valid', page)
+    assert re.search(r'data-hotkey="p"[^>]*>\s*<kbd>p</kbd> Yes, valid', page)
     assert re.search(r'data-hotkey="n"[^>]*>\s*<kbd>n</kbd> No, invalid', page)
     assert "Show the rest of the session <kbd>c</kbd>" in page
     # the sub-reason under its reason

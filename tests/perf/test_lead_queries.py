@@ -24,10 +24,11 @@ CODES = ["code_rollback", "ambiguous_instruction"]
 
 # the queries of each page, whatever the study's size
 PINNED = {
-    ("lead", "study page"): 23,  # with the episode groups' look-ups (the sessions, the episodes)
+    # with the episode groups' look-ups (the sessions, the episodes, the episodes' flags)
+    ("lead", "study page"): 24,
     ("lead", "jobs panel"): 10,
     ("lead", "report"): 18,
-    ("lead", "time per card"): 7,
+    ("lead", "time per card"): 8,  # one of them the episodes' times (none here)
     ("lead", "browser search"): 11,
     # a page of escalated cards, then of disputed ones: a query and two prefetches each
     ("lead", "moderation queue"): 14,

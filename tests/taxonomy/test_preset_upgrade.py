@@ -192,6 +192,31 @@ def test_upgrade_preset_carries_every_label_consensus_and_judgement_exactly(labe
     assert Consensus.objects.get(turn=first, is_current=True).method == Method.UNANIMOUS
 
 
+def test_an_extractors_labels_are_carried_too(labelled):
+    """An extraction run's labels (Episode.run_labels, the model's annotation scored
+    against the gold) are on the study's version as the judgements are: carried with them,
+    so that the run's accuracy compares codes of one version."""
+    study = labelled["study"]
+    first, second = labelled["episodes"]
+    run_labels = {"symptom": ["scope_overreach"], "outcome": ["code_or_task_damage"],
+                  "resolution": ["unknown"]}  # fmt: skip
+    first.run_labels = run_labels
+    first.save(update_fields=["run_labels"])
+    out = io.StringIO()
+    call_command("upgrade_preset", study.slug, "--dry-run", stdout=out)
+    assert "episode_run_labels: 1" in out.getvalue()
+    call_command("upgrade_preset", study.slug, stdout=io.StringIO())
+    first.refresh_from_db()
+    second.refresh_from_db()
+    flat = {c for codes in run_labels.values() for c in codes}
+    assert {c for codes in first.run_labels.values() for c in codes} == expected(flat)
+    for axis, codes in first.run_labels.items():
+        assert all(NEW_CODE_AXIS.get(c, axis) == axis for c in codes)
+    assert second.run_labels == {}  # none to carry
+    move = TaxonomyMove.objects.get(study=study)
+    assert move.counts["episode_run_labels"] == 1
+
+
 def test_agreement_is_computed_on_the_new_sub_axes(labelled):
     study = labelled["study"]
     call_command("upgrade_preset", study.slug, stdout=io.StringIO())
@@ -331,6 +356,19 @@ def test_an_episode_judgement_holding_a_split_type_stops_the_move(labelled):
     assert study.taxonomy_version.preset_version == 1
     assert not TaxonomyMove.objects.exists()
     assert EpisodeJudgement.objects.filter(is_current=True).count() == 4
+
+
+def test_a_runs_label_of_a_split_type_stops_the_move(labelled):
+    study = labelled["study"]
+    EpisodeJudgement.objects.all().delete()
+    first = labelled["episodes"][0]
+    first.run_labels = {"symptom": ["scope_overreach"]}
+    first.save(update_fields=["run_labels"])
+    with pytest.raises(EvolutionError, match="a run's label cannot wait"):
+        evolve(study, {"split": [{"code": "scope_overreach", "into": ["Scope A", "Scope B"]}]})
+    first.refresh_from_db()
+    assert first.run_labels == {"symptom": ["scope_overreach"]}
+    assert not TaxonomyMove.objects.exists()
 
 
 # -- property: every carried label is the mapping of its own label --------------------------
