@@ -9,7 +9,7 @@ from taxonomy.models import Axis, Type
 
 from .actions.studies import DEFAULT_PRESET, preset_names
 from .evidence import EvidenceError, EvidenceSpan, check_span
-from .exports import EXPORT_FORMATS
+from .exports import EXPORT_FORMATS, UNITS
 from .intake.llm import MAX_EXAMPLES_BYTES, MAX_PROMPT_CHARS, ExamplesError, read_examples
 from .limits import TextLimit
 from .models import Annotation, Conversation, Group, JobKind, Phase, Proposal, Source, Study
@@ -224,6 +224,12 @@ class ExportForm(forms.Form):
     format = forms.ChoiceField(choices=[(f, f) for f in EXPORT_FORMATS])
     raw = forms.BooleanField(required=False)
     with_text = forms.BooleanField(required=False)
+    unit = forms.ChoiceField(choices=[(u, u) for u in UNITS], required=False)
+
+    def clean(self):
+        data = super().clean()
+        data["unit"] = data.get("unit") or "turn"
+        return data
 
 
 # -- the lead's groups and assignments -----------------------------------------------------

@@ -443,13 +443,18 @@ class AgreementRun(JobRun):
         return Outcome(result)
 
 
-def export_filename(study_slug: str, raw: bool, fmt: str) -> str:
-    return f"{study_slug}-{'raw' if raw else 'gold'}.{fmt}"
+def export_filename(study_slug: str, raw: bool, fmt: str, unit: str = "turn") -> str:
+    """study-gold.csv, study-raw.csv; the episode files study-gold-episodes.csv,
+    study-raw-episodes.csv; the coverage ratings study-raw-coverage.csv."""
+    suffix = "" if unit == "turn" else f"-{unit}s" if unit == "episode" else f"-{unit}"
+    return f"{study_slug}-{'raw' if raw else 'gold'}{suffix}.{fmt}"
 
 
 class ExportRun(JobRun):
-    """params: format (csv|jsonl|parquet), raw (bool), round, with_text (bool) -> the stored
-    file exports/<job id>/<study>-gold.<format> (or -raw), its name in job.result_file. The
+    """params: format (csv|jsonl|parquet), raw (bool), round, with_text (bool), unit (turn,
+    the default; episode; coverage: exports/episodes.py) -> the stored file
+    exports/<job id>/<study>-gold.<format> (or -raw; -gold-episodes, -raw-episodes,
+    -raw-coverage), its name in job.result_file. The
     export is written in the run's scratch folder and stored only when complete, and the job
     names it only once stored: a killed worker leaves no file the job offers, and what it may
     have half-copied into the storage goes when the lost job is reaped (discard_partial_output)
@@ -460,14 +465,24 @@ class ExportRun(JobRun):
     task, what, unit = "run_export", "export", "rows written"
 
     def run(self, job, progress) -> Outcome:
-        from .exports import write_gold, write_raw
-        from .models import Annotation, Turn
+        from .exports import write_coverage, write_episodes, write_gold, write_raw
+        from .models import Annotation, CoverageRating, Episode, EpisodeJudgement, Turn
 
         study, params = job.study, job.params
         fmt, raw = params.get("format", "csv"), bool(params.get("raw", False))
         round = params.get("round")
         with_text, reader = bool(params.get("with_text", False)), job.created_by
-        if raw:
+        unit = params.get("unit") or "turn"
+        raw = raw or unit == "coverage"  # the ratings' one file: every rating
+        if unit == "coverage":
+            rows = CoverageRating.objects.filter(conversation__study=study)
+        elif unit == "episode" and raw:
+            rows = EpisodeJudgement.objects.filter(episode__conversation__study=study)
+            if round is not None:
+                rows = rows.filter(round=round)
+        elif unit == "episode":
+            rows = Episode.objects.filter(conversation__study=study)
+        elif raw:
             rows = Annotation.objects.filter(turn__conversation__study=study)
             if round is not None:
                 rows = rows.filter(round=round)
@@ -478,10 +493,17 @@ class ExportRun(JobRun):
             )
         total = rows.count()
         progress(0, total)
-        path = self.scratch / export_filename(study.slug, raw, fmt)
+        path = self.scratch / export_filename(study.slug, raw, fmt, unit)
         options = {"with_text": with_text, "blind_for": reader}
         options["progress"] = lambda n: progress(n, total)
-        if raw:
+        if unit == "coverage":
+            n = write_coverage(study, path, fmt, blind_for=reader, progress=options["progress"])
+        elif unit == "episode":
+            n = write_episodes(
+                study, path, fmt, raw=raw, round=round if raw else None, blind_for=reader,
+                progress=options["progress"],
+            )  # fmt: skip
+        elif raw:
             n = write_raw(study, path, fmt, round=round, **options)
         else:
             n = write_gold(study, path, fmt, round=round or 1, **options)
@@ -491,6 +513,7 @@ class ExportRun(JobRun):
         )
         result = {"rows": n, "format": fmt, "raw": raw, "round": round, "file": path.name}
         result["with_text"] = with_text
+        result["unit"] = unit
         result["blind_for"] = reader.username if reader is not None else None
         result["blind_for_id"] = reader.pk if reader is not None else None
         return Outcome(result, stored)

@@ -20,7 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ..access import JobResults, get_study_for_lead
-from ..exports import may_download
+from ..exports import is_raw, may_download
 from ..jobs import NOT_BLIND_FOR_YOU, enqueue, open_result, start_label_import
 from ..models import Job, JobKind, JobStatus
 from ..tasks import reap_lost_jobs, run_export
@@ -117,6 +117,7 @@ def start_export(request: Request, slug: str) -> Response:
     serializer = ExportInputSerializer(data=request.data)
     serializer.is_valid(raise_exception=True)
     params = dict(serializer.validated_data)
+    params["raw"] = is_raw(params["unit"], params["raw"])
     params["round"] = None if params["raw"] else 1  # as the page's start_export
     job = enqueue(request.user, study, JobKind.EXPORT, params, run_export)
     job.status_url = job_url(request, job)

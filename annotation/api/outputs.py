@@ -7,7 +7,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from ..exports import EXPORT_FORMATS
+from ..exports import EXPORT_FORMATS, UNITS
 from ..models import CardStatus, JobKind, JobStatus, ProposalStatus
 from .common import ClosedSerializer, PageQuerySerializer, StrictBooleanField, TextField
 from .serializers import (
@@ -71,6 +71,14 @@ class ExportInputSerializer(ClosedSerializer):
         required=False, default=False, help_text="every label of every round, not the gold"
     )
     with_text = StrictBooleanField(required=False, default=False, help_text="with the turns' texts")
+    unit = serializers.ChoiceField(
+        choices=UNITS,
+        required=False,
+        default="turn",
+        help_text="turn: the cards (the default); episode: the episodes, one row per episode "
+        "and group with the group's consensus (raw: one row per judgement); coverage: the "
+        "sessions' coverage ratings (every rating, raw or not: there is no gold file of them)",
+    )
 
 
 class ConsensusInputSerializer(ClosedSerializer):

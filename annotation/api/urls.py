@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import include, path
 
-from . import discussion, jobs, judges, study
+from . import discussion, episodes, jobs, judges, study
 from . import views as api
 
 card = [
@@ -32,6 +32,13 @@ in_study = [
     path("jobs/<int:job_id>/download/", jobs.download, name="api-job-download"),
     path("exports/", jobs.start_export, name="api-exports"),
     path("judge-runs/", judges.judge_runs, name="api-judge-runs"),
+    path("episodes/", episodes.episodes, name="api-episodes"),
+    path("episodes/<int:episode_id>/", episodes.episode, name="api-episode"),
+    path(
+        "episodes/<int:episode_id>/judgements/",
+        episodes.judgements,
+        name="api-episode-judgements",
+    ),
 ]
 
 urlpatterns = [

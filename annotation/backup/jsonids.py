@@ -4,6 +4,9 @@
   in the storage ("imports/<job id>/...", "exports/<job id>/..."), result_file too.
 - BoardEvent.before/after: the board's snapshots for undo and redo, keyed by FreeTag and
   BoardType ids, with merged_into_id and board_type_id inside; a freeze's "version".
+- ExtractionRun.parameters (a judge run's extraction, issue 21): "judge_run" and
+  "validator"'s "judge_run" (JudgeRun ids), "answered_without_episodes" (Conversation ids);
+  JudgeRun.params: "extraction_run_id" (an ExtractionRun), "conversation_ids".
 `lookup(label, old_id)` gives the new id or None (a row deleted before the dump)."""
 
 from __future__ import annotations
@@ -18,6 +21,22 @@ FOLDER = re.compile(r"^(imports|exports)/(\d+)(/|$)")
 JSON_FIELDS = {
     "annotation.Job": ("params", "result", "result_file"),
     "annotation.BoardEvent": ("before", "after"),
+    "annotation.ExtractionRun": ("parameters",),
+    "annotation.JudgeRun": ("params",),
+}
+
+# (model label, field) -> {key: (the label of the rows its id or ids name)}; a key may be a
+# path into a nested dict ("validator.judge_run")
+_IDS = {
+    ("annotation.ExtractionRun", "parameters"): {
+        "judge_run": "annotation.JudgeRun",
+        "validator.judge_run": "annotation.JudgeRun",
+        "answered_without_episodes": "annotation.Conversation",
+    },
+    ("annotation.JudgeRun", "params"): {
+        "extraction_run_id": "annotation.ExtractionRun",
+        "conversation_ids": "annotation.Conversation",
+    },
 }
 
 
@@ -80,4 +99,30 @@ def remap_board(value, lookup: Lookup, reserve: Callable[[str, int], int]):
         }
     if isinstance(value.get("version"), int):
         out["version"] = lookup("taxonomy.TaxonomyVersion", value["version"])
+    return out
+
+
+def remap_ids(label: str, field: str, value, lookup: Lookup):
+    """`value` (a row's JSON `field`) with the ids _IDS names remapped: an id, or a list of
+    them (an id of a row not in the study file is dropped from a list, None alone)."""
+    if not isinstance(value, dict):
+        return value
+    out = dict(value)
+    for path, target in _IDS.get((label, field), {}).items():
+        *parents, key = path.split(".")
+        holder = out
+        for parent in parents:
+            if not isinstance(holder.get(parent), dict):
+                holder = None
+                break
+            holder[parent] = dict(holder[parent])
+            holder = holder[parent]
+        if holder is None or holder.get(key) is None:
+            continue
+        old = holder[key]
+        if isinstance(old, list):
+            ids = (lookup(target, int(i)) for i in old)
+            holder[key] = [i for i in ids if i is not None]
+        elif isinstance(old, int) and not isinstance(old, bool):
+            holder[key] = lookup(target, old)
     return out

@@ -227,9 +227,11 @@ class Loader:
                     k: jsonids.remap_job(k, v, old_pk, new_pk, self.lookup)
                     for k, v in values.items()
                 }
-            else:
+            elif label == "annotation.BoardEvent":
                 remap = jsonids.remap_board
                 new = {k: remap(v, self.lookup, self._reserve) for k, v in values.items()}
+            else:
+                new = {k: jsonids.remap_ids(label, k, v, self.lookup) for k, v in values.items()}
             model.objects.filter(pk=new_pk).update(**new)
 
     def _reserve(self, label: str, old: int) -> int:

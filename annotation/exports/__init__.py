@@ -5,7 +5,9 @@ command and the export job only call them.
 - gold.py: the gold export, a chunk of cards at a time as Arrow tables;
 - raw.py: the raw export, every annotation row;
 - writers.py: CSV, JSONL and Parquet, each written to a temporary file moved into place;
-- arrow.py: the Arrow table operations of the gold export (its rows: db/arrow.py).
+- arrow.py: the Arrow table operations of the gold export (its rows: db/arrow.py);
+- episodes.py: the episode files (unit `episode`: gold and raw; unit `coverage`: the
+  sessions' coverage ratings), issue 21.
 
 Both exports stream: a study of any size never sits in memory at once (Label Studio's
 lesson: 50k-record exports that time out).
@@ -40,11 +42,20 @@ from .columns import (
     GOLD_TEXT_CHUNK_SIZE,
     RAW_COLUMNS,
     TEXT_COLUMNS,
+    UNITS,
     annotates_in,
     gold_columns,
+    is_raw,
     label_columns,
     may_download,
     raw_columns,
+)
+from .episodes import (
+    coverage_rows,
+    episode_gold_rows,
+    episode_raw_rows,
+    write_coverage,
+    write_episodes,
 )
 from .gold import gold_rows, gold_tables, write_gold
 from .raw import raw_rows, write_raw
@@ -57,7 +68,12 @@ __all__ = [
     "GOLD_TEXT_CHUNK_SIZE",
     "RAW_COLUMNS",
     "TEXT_COLUMNS",
+    "UNITS",
     "annotates_in",
+    "is_raw",
+    "coverage_rows",
+    "episode_gold_rows",
+    "episode_raw_rows",
     "gold_columns",
     "gold_rows",
     "gold_tables",
@@ -65,6 +81,8 @@ __all__ = [
     "may_download",
     "raw_columns",
     "raw_rows",
+    "write_coverage",
+    "write_episodes",
     "write_gold",
     "write_raw",
 ]

@@ -124,6 +124,78 @@ INT_COLUMNS = {
 }
 BOOL_COLUMNS = {"is_current"}
 
+# -- the episode files (unit episode, issue 21: exports/episodes.py) ------------------------
+# an episode's identity, in every row of the episode files: its id, the extraction run it
+# came from ("" for a person's), who wrote it (a person's: their username; null for a run's),
+# its conversation and its turn range (1-based, inclusive)
+EPISODE_ID_COLUMNS = (
+    "episode",
+    "run",
+    "created_by",
+    *CONVERSATION_COLUMNS,
+    *MODALITY_COLUMNS,
+    "first_turn",
+    "last_turn",
+)
+# what an extraction run's model said of its episode: its validator's verdict, labels and
+# the extractor's confidence (a float in [0, 1]). The judges' data: blank for whoever may
+# not see the machine judges (access.judges_visible_to)
+RUN_VERDICT_COLUMNS = ("run_valid", "run_invalid_reason", "run_labels", "confidence")
+# gold: one row per episode and group judging it (unit episode), the group's consensus as
+# the episode measures read it (annotation/episodes/measures.py)
+EPISODE_GOLD_COLUMNS = (
+    "study",
+    "group",
+    *EPISODE_ID_COLUMNS,
+    "goal",
+    "evidence",
+    "status",
+    "validity",
+    "valid",
+    "invalid_reason",
+    "method",
+    "deciding_round",
+    "labels",
+    *RUN_VERDICT_COLUMNS,
+)
+# raw: one row per judgement, all revisions
+EPISODE_RAW_COLUMNS = (
+    "study",
+    "group",
+    *EPISODE_ID_COLUMNS,
+    "round",
+    "annotator",
+    "valid",
+    "invalid_reason",
+    "labels",
+    "is_current",
+    "source",
+    "created_at",
+    "taxonomy_version",
+)
+# coverage: one row per rating, all revisions
+COVERAGE_COLUMNS = (
+    "study",
+    "group",
+    *CONVERSATION_COLUMNS,
+    *MODALITY_COLUMNS,
+    "annotator",
+    "rating",
+    "is_current",
+    "source",
+    "created_at",
+)
+INT_COLUMNS |= {"episode", "first_turn", "last_turn", "deciding_round", "rating"}
+BOOL_COLUMNS |= {"valid", "run_valid"}
+# the export units: a turn (a card, the default), an episode, a session's coverage ratings
+UNITS = ("turn", "episode", "coverage")
+
+
+def is_raw(unit: str, raw: bool) -> bool:
+    """Whether an export of `unit` asked with `raw` is a raw file: the coverage ratings have
+    no gold file, their one file is every rating, whatever `raw` says."""
+    return raw or unit == "coverage"
+
 
 def gold_columns(study: Study, round: int = 1, with_text: bool = False) -> list[str]:
     text = list(TEXT_COLUMNS) if with_text else []
@@ -211,13 +283,16 @@ def is_label_column(name: str) -> bool:
     )
 
 
-def arrow_schema(columns: list[str]):
+def arrow_schema(columns: list[str], floats: frozenset[str] = frozenset()):
     """The columns' Arrow types: label sets are list<string> (null vs [] kept), integers
-    int64, `is_current` bool, the rest strings. The schema carries pandas metadata, so that
-    `pandas.read_parquet` reads the integers as the nullable "Int64"."""
+    int64, `is_current` and the verdicts bool, `floats` (an episode's confidence) float64,
+    the rest strings. The schema carries pandas metadata, so that `pandas.read_parquet`
+    reads the integers as the nullable "Int64"."""
     import pyarrow as pa  # heavy: only the exports need it
 
     def field_type(name: str):
+        if name in floats:
+            return pa.float64()
         if is_label_column(name):
             return pa.list_(pa.string())
         if name in INT_COLUMNS:
@@ -227,7 +302,8 @@ def arrow_schema(columns: list[str]):
         return pa.string()
 
     return pa.schema(
-        [(name, field_type(name)) for name in columns], metadata=_pandas_metadata(columns)
+        [(name, field_type(name)) for name in columns],
+        metadata=_pandas_metadata([c for c in columns if c not in floats]),
     )
 
 

@@ -19,10 +19,17 @@ from .columns import CSV_EMPTY_SET, CSV_SEPARATOR, EXPORT_FORMATS, arrow_schema,
 Progress = Callable[[int], None] | None
 
 
-def write(batches: Iterable, columns: list[str], path: Path, fmt: str, progress: Progress) -> int:
+def write(
+    batches: Iterable,
+    columns: list[str],
+    path: Path,
+    fmt: str,
+    progress: Progress,
+    floats: frozenset[str] = frozenset(),
+) -> int:
     """Write the batches to `path` as `fmt`; returns the number of rows. `progress(n)` is
     called after rows are handed to the writer (each row in CSV and JSONL, each batch in
-    Parquet): the export job's bar."""
+    Parquet): the export job's bar. `floats`: the columns of floats (columns.arrow_schema)."""
     if fmt not in WRITERS:
         raise ValueError(f"unknown format {fmt!r}: use one of {', '.join(EXPORT_FORMATS)}")
     writer = WRITERS[fmt]
@@ -30,7 +37,10 @@ def write(batches: Iterable, columns: list[str], path: Path, fmt: str, progress:
     fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
     os.close(fd)
     try:
-        n = writer(batches, columns, Path(tmp_name), progress)
+        if fmt == "parquet":
+            n = _write_parquet(batches, columns, Path(tmp_name), progress, floats)
+        else:
+            n = writer(batches, columns, Path(tmp_name), progress)
         os.chmod(tmp_name, 0o644)  # mkstemp makes it owner-only; an export is to be shared
         os.replace(tmp_name, path)
     except BaseException:
@@ -90,12 +100,18 @@ def _write_csv(batches: Iterable, columns: list[str], path: Path, progress: Prog
     return n
 
 
-def _write_parquet(batches: Iterable, columns: list[str], path: Path, progress: Progress) -> int:
+def _write_parquet(
+    batches: Iterable,
+    columns: list[str],
+    path: Path,
+    progress: Progress,
+    floats: frozenset[str] = frozenset(),
+) -> int:
     # imported here: pyarrow is heavy and only the exports need it
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    schema = arrow_schema(columns)
+    schema = arrow_schema(columns, floats)
     n = 0
     with pq.ParquetWriter(path, schema) as writer:
         # one row group per batch keeps memory to a batch's worth of rows

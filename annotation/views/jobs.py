@@ -26,7 +26,7 @@ from django.views.decorators.http import require_GET
 
 from ..access import JobResults, get_job_for_lead, lead_page, lead_post
 from ..agreement.data import data_stamp
-from ..exports import may_download
+from ..exports import is_raw, may_download
 from ..forms import AgreementForm, ExportForm, form_errors
 from ..jobs import NOT_BLIND_FOR_YOU, enqueue, open_result
 from ..models import Job, JobKind, JobStatus, Study
@@ -96,7 +96,9 @@ def start_export(request: HttpRequest, study: Study) -> HttpResponse:
         "format": form.cleaned_data["format"],
         "raw": form.cleaned_data["raw"],
         "with_text": form.cleaned_data["with_text"],
+        "unit": form.cleaned_data["unit"],
     }
+    params["raw"] = is_raw(params["unit"], params["raw"])
     params["round"] = None if params["raw"] else 1
     enqueue(request.user, study, JobKind.EXPORT, params, run_export)
     return _panel_response(request, study)

@@ -139,6 +139,7 @@ def _api_requests(slug: str, turn: Turn) -> list[tuple[str, str, dict]]:
         ("get", f"{base}/conversations/{turn.conversation_id}/turns/", {}),
         ("get", f"{base}/jobs/", {}),
         ("get", f"{base}/judge-runs/", {}),
+        ("get", f"{base}/episodes/", {}),
         ("post", f"{base}/cards/{turn.pk}/consensus/", {"labels": [], "rationale": "r"}),
     ]
 

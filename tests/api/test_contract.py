@@ -36,6 +36,8 @@ TAXONOMY_CODES = {
         "studies_cards_consensus_create",
         "studies_cards_proposals_create",
         "studies_judge_runs_create",
+        # a reason code and {axis: [type codes]} are the study's (issue 21)
+        "studies_episodes_judgements_create",
     ],
     "checks": {
         "positive_data_acceptance": {

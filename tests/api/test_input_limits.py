@@ -44,6 +44,10 @@ LIMITS = {
     ("studies_judge_runs_create", "conversations[]"): (255, 1),  # Conversation.external_id
     ("studies_judge_runs_create", "model"): (200, 1),
     ("studies_judge_runs_create", "run"): (100, 1),  # ExtractionRun.name
+    ("studies_episodes_list", "conversation"): (272, 1),
+    ("studies_episodes_list", "run"): (100, 1),  # ExtractionRun.name
+    ("studies_episodes_list", "group"): (100, 1),
+    ("studies_episodes_judgements_create", "invalid_reason"): (100, None),  # its column
 }
 
 

@@ -127,7 +127,9 @@ def _json(label, field, value, pk, position, lookup):
     if label == "annotation.Job":
         own = position[label][pk]
         return jsonids.remap_job(field, value, pk, own, lookup)
-    return jsonids.remap_board(value, lookup, lambda _label, _old: "reserved")
+    if label == "annotation.BoardEvent":
+        return jsonids.remap_board(value, lookup, lambda _label, _old: "reserved")
+    return jsonids.remap_ids(label, field, value, lookup)
 
 
 def _plain(value):

@@ -325,6 +325,19 @@ def build(slug: str = "rich") -> m.Study:
         score=0.0,
         evidence={"valid": False, "invalid_reason": "other", "rationale": "r"},
     )
+    # ids kept in JSON (issue 21): the judge run that extracted and validated the run, the
+    # sessions it answered without an episode; the run a judge run validates, its sessions
+    m.ExtractionRun.objects.filter(pk=run.pk).update(
+        parameters={
+            "judge_run": judged.pk,
+            "validator": {"judge_run": judged.pk},
+            "answered_without_episodes": [part.pk],
+            "t": 1,
+        }
+    )
+    m.JudgeRun.objects.filter(pk=judged.pk).update(
+        params={"sample": 2, "seed": 1, "extraction_run_id": run.pk, "conversation_ids": [part.pk]}
+    )
     rejected = ContentFile(b"a.jsonl:1: bad\n" * 100)
     default_storage.save(f"imports/{job.pk}/rejected.txt", rejected)  # wherever files are kept
     m.Job.objects.filter(pk=job.pk).update(

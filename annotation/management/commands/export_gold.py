@@ -1,5 +1,5 @@
 """python manage.py export_gold SLUG --format csv|jsonl|parquet --output FILE [--round 1]
-[--raw] [--with-text] [--blind-for USERNAME]"""
+[--raw] [--with-text] [--blind-for USERNAME] [--unit turn|episode|coverage]"""
 
 from __future__ import annotations
 
@@ -8,7 +8,15 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 
-from annotation.exports import EXPORT_FORMATS, write_gold, write_raw
+from annotation.exports import (
+    EXPORT_FORMATS,
+    UNITS,
+    is_raw,
+    write_coverage,
+    write_episodes,
+    write_gold,
+    write_raw,
+)
 from annotation.management.study_command import StudyCommand
 
 
@@ -35,7 +43,14 @@ class Command(StudyCommand):
         "revisions, with is_current). Every label is exported unless --blind-for USERNAME "
         "(what the study page's export does for whoever starts it): that user's fellow "
         "annotators' labels on cards still open in the groups they annotate are left out. "
-        "The file appears only once complete: a failed export leaves no partial file."
+        "The file appears only once complete: a failed export leaves no partial file. "
+        "--unit episode exports the episodes instead (issue 21): one row per episode and "
+        "group judging it with the group's consensus (status, validity, valid, "
+        "invalid_reason, method, deciding_round, labels) and the run's own verdict "
+        "(run_valid, run_invalid_reason, run_labels, confidence); --raw: one row per "
+        "judgement. Every row names the episode (episode, run, created_by, conversation, "
+        "conversation_key, modality, first_turn, last_turn). --unit coverage: one row per "
+        "coverage rating of a session (every rating: there is no gold file of them)."
     )
 
     def add_arguments(self, parser) -> None:
@@ -60,6 +75,14 @@ class Command(StudyCommand):
             help="add the turn's user message and reply (columns user_text, reply_text)",
         )
         parser.add_argument(
+            "--unit",
+            choices=UNITS,
+            default="turn",
+            help="turn: the cards (default); episode: the episodes (one row per episode and "
+            "group, or with --raw per judgement); coverage: the sessions' coverage ratings "
+            "(every rating: the only file, with or without --raw)",
+        )
+        parser.add_argument(
             "--blind-for",
             metavar="USERNAME",
             default=None,
@@ -77,9 +100,11 @@ class Command(StudyCommand):
         raw: bool,
         with_text: bool,
         blind_for: str | None,
+        unit: str = "turn",
         **options,
     ) -> None:
         study = self.get_study(slug)
+        raw = is_raw(unit, raw)
         if round is not None and round < 1:
             raise CommandError(f"--round: must be a positive integer, got {round}")
         reader = None
@@ -91,7 +116,13 @@ class Command(StudyCommand):
         if not path.parent.is_dir():
             raise CommandError(f"{output}: directory {str(path.parent)!r} does not exist")
         try:
-            if raw:
+            if unit == "coverage":
+                n = write_coverage(study, path, fmt, blind_for=reader)
+                what = "coverage ratings"
+            elif unit == "episode":
+                n = write_episodes(study, path, fmt, raw=raw, round=round, blind_for=reader)
+                what = "judgements" if raw else "episode rows"
+            elif raw:
                 n = write_raw(study, path, fmt, round=round, with_text=with_text, blind_for=reader)
                 what = "annotation rows"
             else:
