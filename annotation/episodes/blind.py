@@ -6,35 +6,16 @@ exports, the API's lists). Here rather than in access.py, as it replays the roun
 from __future__ import annotations
 
 from ..access import episodes_hidden_in_queue, judges_visible_to
-from ..models import Assignment, CoverageRating, Episode, Group, Study, Unit
+from ..models import Assignment, CoverageRating, Group, Study, Unit
 from . import rounds
 
 
 def episodes_round1_hidden_from(user, study: Study) -> set[int]:
     """The ids of the episodes of `study` on which `user` may not see anyone else's
-    judgements (nor a consensus, which would tell them): the episodes of the conversations
-    of the episode groups `user` annotates whose round 1 is not over in that group (the
-    server's replay, episodes/rounds.py). The cards' round1_hidden_from, said of episodes:
-    exports and the API's lists drop other annotators' rows on these."""
-    if not getattr(user, "is_authenticated", False):
-        return set()
-    groups = list(Group.objects.filter(study=study, annotators=user, unit=Unit.EPISODE))
-    if not groups:
-        return set()
-    ids = [g.pk for g in groups]
-    judged = rounds.judged_of(group_ids=ids)
-    voters = rounds.voters_of(ids)
-    hidden = set()
-    for group in groups:
-        episodes = Episode.objects.filter(
-            conversation__assignments__group=group, conversation__study=study
-        ).values_list("pk", flat=True)
-        for pk in episodes:
-            judgements = judged.get((pk, group.pk), {})
-            state = rounds.replay(judgements, voters[group.pk], study.discussion_rounds)
-            if not state.revealed:
-                hidden.add(pk)
-    return hidden
+    judgements (nor a consensus, which would tell them): the cards' round1_hidden_from, said
+    of episodes (one rule: rounds.round1_hidden_episodes, which the flags and times pages
+    ask too). Exports and the API's lists drop other annotators' rows on these."""
+    return rounds.round1_hidden_episodes(user, study)
 
 
 def episodes_unseen_by(user, study: Study) -> set[int]:

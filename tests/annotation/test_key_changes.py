@@ -41,3 +41,31 @@ def test_the_next_card_after_a_new_version_says_which_keys_changed(client):
     assert "8: Code Rollback is now called Rollback" in told
     assert "2:" not in told  # an unchanged key is not listed
     assert notice(client, study, first) == ""  # told once
+
+
+def test_the_panel_keeps_the_new_versions_order_after_a_merge_and_a_split(client):
+    """Keys last across versions, but the panel lists the types in the taxonomy's order
+    (the version's), never by key: a split's new types where the split one stood."""
+    import re
+
+    study = make_study("s1")
+    alice = make_user("alice")
+    group = make_group(study, "g1", [alice])
+    turn = make_conversation(study, "c1", n_turns=1, group=group).turns.get()
+    v2, _ = study.taxonomy_version.derive(
+        merge=[{"into": "must_do_omission", "from": ["must_not_violation"]}],
+        split=[{"code": "ambiguous_instruction", "into": ["Ambiguous Target", "Ambiguous Goal"]}],
+    )
+    study.taxonomy_version = v2
+    study.save()
+    client.force_login(alice)
+    html = client.get(reverse("card", args=[study.slug, turn.pk])).content.decode()
+    shown = re.findall(r'name="types" value="([^"]+)"', html)
+    order = [t.code for t in v2.type_list()]
+    assert shown == order
+    # the split's parts first, where ambiguous_instruction stood (the first type of v1)
+    assert order[:2] == [t.code for t in v2.type_list() if t.name.startswith("Ambiguous")]
+    assert "must_not_violation" not in shown
+    # and the keys are not in order: the parts took free keys (a, b), the rest kept theirs
+    keys = re.findall(r'name="types" value="[^"]+" data-hotkey="([^"]+)"', html)
+    assert keys[:2] == ["a", "b"] and keys != sorted(keys)
