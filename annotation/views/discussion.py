@@ -339,7 +339,6 @@ def card_timeline(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse
     turn = card.turn
     annotations = (
         group_annotations(card)
-        # one card: the rule asked of its rows, not the study's every hidden card (issue 25)
         .exclude(round1_hidden_q(request.user, study, per_row=True))
         .select_related("annotator")
         .prefetch_related("types")
@@ -400,7 +399,6 @@ def _render_discussion(
     types = study.taxonomy_version.type_list()
     annotations = list(
         group_annotations(card)
-        # one card: the rule asked of its rows, not the study's every hidden card (issue 25)
         .exclude(round1_hidden_q(request.user, study, per_row=True))
         .select_related("annotator", "taxonomy_version__taxonomy")
         .prefetch_related("types")
