@@ -91,6 +91,33 @@ def discuss_queue(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "annotation/discussion/discuss_queue.html", ctx)
 
 
+def _queues(user, study, statuses: list[str], group_ids: list[int], type_code, by_group) -> list:
+    """[(the states of `group_ids` in status s, their count)] for each s of `statuses`, with
+    their current labels (never those hidden from `user`) prefetched; the count is the kept
+    figures' (models/figures.py), None when a type filters the states."""
+    current = (
+        Annotation.objects.current()
+        .exclude(round1_hidden_q(user, study, per_row=True))
+        .select_related("annotator")
+        .prefetch_related("types")
+        .order_by("round", "annotator__username")
+    )
+    queues = []
+    for s in statuses:  # escalated first, then disputed: each in its index's order
+        states = CardState.objects.filter(group_id__in=group_ids, status=s)
+        if type_code:
+            states = states.involving_type(type_code)
+        states = (
+            states.select_related("turn__conversation", "group")
+            .defer("turn__reply_text", "turn__reply_parts", "turn__metadata")
+            .prefetch_related(Prefetch("turn__annotations", queryset=current, to_attr="current"))
+            .order_by("updated_at", "pk")  # the longest waiting first
+        )
+        n = None if type_code else sum(by_group.get(g, {}).get(s, 0) for g in group_ids)
+        queues.append((states, n))
+    return queues
+
+
 @login_required
 @require_GET
 def moderate_queue(request: HttpRequest, slug: str) -> HttpResponse:
@@ -108,28 +135,8 @@ def moderate_queue(request: HttpRequest, slug: str) -> HttpResponse:
     status = f.get("status") or ""
     statuses = [status] if status in ("escalated", "disputed") else ["escalated", "disputed"]
     group_ids = [f["group"]] if f.get("group") else [g.pk for g in groups]
-    current = (
-        Annotation.objects.current()
-        .exclude(round1_hidden_q(request.user, study, per_row=True))
-        .select_related("annotator")
-        .prefetch_related("types")
-        .order_by("round", "annotator__username")
-    )
     by_group = CardState.objects.counts_by_group(study)
-    queues = []
-    for s in statuses:  # escalated first, then disputed: each in its index's order
-        states = CardState.objects.filter(group_id__in=group_ids, status=s)
-        if f.get("type"):
-            states = states.involving_type(f["type"])
-        states = (
-            states.select_related("turn__conversation", "group")
-            .defer("turn__reply_text", "turn__reply_parts", "turn__metadata")
-            .prefetch_related(Prefetch("turn__annotations", queryset=current, to_attr="current"))
-            .order_by("updated_at", "pk")  # the longest waiting first
-        )
-        # without a type filter, the count is the kept figures' (models/figures.py)
-        n = None if f.get("type") else sum(by_group.get(g, {}).get(s, 0) for g in group_ids)
-        queues.append((states, n))
+    queues = _queues(request.user, study, statuses, group_ids, f.get("type"), by_group)
     page = Paginator(Queues(queues), PAGE_SIZE).get_page(request.GET.get("page"))
     for state in page:
         state.latest = [a for a in state.turn.current if a.round == state.round]
