@@ -22,6 +22,7 @@ from .models import (
     CoverageRating,
     Episode,
     EpisodeJudgement,
+    EpisodeTime,
     Group,
     Job,
     JobKind,
@@ -299,6 +300,38 @@ def agreement_locked_reason(user, study: Study) -> str:
     )
 
 
+TIMES_LOCKED = (
+    "You annotate {what} still in round 1 in this study. The kept time tables (a "
+    "“Time per card” job) count everyone's times and labels, the others' on those {what} "
+    "included, so they open for you once round 1 is over there; the time page computes "
+    "your own tables meanwhile."
+)
+
+
+def times_locked_reason(user, study: Study) -> str:
+    """Why `user` may not read the study's kept time tables, a `times` job's result ("" when
+    they may): it counts everyone's times and round-1 labels, so it is only for someone
+    nothing of the study is hidden from. Locked for whoever annotates a card still in round
+    1 for them (round1_hidden_from: the cards the live tables filter for them), even one
+    nobody else has touched yet; and for whoever annotates an episode group of the study on
+    whose conversations someone else has an episode time, whatever its round (a rule wider
+    than rounds.round1_hidden_episodes, which replays each episode's judgements and lives
+    above this module: at least as safe). One query for someone who annotates none of the
+    study (a lead who only leads), three at most otherwise."""
+    groups = Group.objects.filter(study=study, annotators=user)
+    if not getattr(user, "is_authenticated", False) or not groups.exists():
+        return ""
+    if round1_hidden_from(user, study).exists():
+        return TIMES_LOCKED.format(what="cards")
+    others = EpisodeTime.objects.filter(
+        episode__conversation__assignments__group__in=groups.filter(unit=Unit.EPISODE),
+        active_ms__gt=0,
+    ).exclude(annotator=user)
+    if others.exists():
+        return TIMES_LOCKED.format(what="episodes")
+    return ""
+
+
 # what of an agreement result names a machine judge: its own section, and the judges' names
 JUDGE_KEYS = ("judges", "judge_annotators")
 
@@ -312,17 +345,23 @@ class JobResults:
     """Which job results `user` may read in `study`: the one rule of every route to a job's
     result (the API's jobs list, job and download; the pages' job page and partial, Jobs
     panel and job lists). A result computed from round-1 labels is withheld from whoever
-    the agreement lock applies to (agreement_locked_reason), with that lock's reason; any
-    other result is shown. The lock is asked once (one query), when such a job first comes
-    up."""
+    the agreement lock applies to (agreement_locked_reason), with that lock's reason; a
+    `times` job's (everyone's times) from whoever the times lock applies to
+    (times_locked_reason); any other result is shown. Each lock is asked once, when such a
+    job first comes up."""
 
     def __init__(self, user, study: Study) -> None:
         self.user, self.study = user, study
         self._lock: str | None = None
+        self._times_lock: str | None = None
         self._lead: bool | None = None
 
     def withheld(self, job: Job) -> str:
         """Why `job`'s result is withheld from the user; "" when it is not."""
+        if job.kind == JobKind.TIMES:
+            if self._times_lock is None:
+                self._times_lock = times_locked_reason(self.user, self.study)
+            return self._times_lock
         if job.kind not in RESULTS_FROM_LABELS:
             return ""
         if self._lock is None:

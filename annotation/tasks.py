@@ -443,6 +443,35 @@ class AgreementRun(JobRun):
         return Outcome(result)
 
 
+class TimesRun(JobRun):
+    """No params -> job.result = {"cards": the lead's three tables of time per card, "episodes":
+    the per-annotator table of time per episode, "times_read", "computed_at"} over the whole
+    study: every annotator's times, nothing hidden (annotation/timing.py card_times_result,
+    episodes/timing.py episode_times_result). Rows per annotator and type, never per card.
+    Whoever the stored tables would show a hidden time to never reads them
+    (access.times_locked_reason): the page computes their own view live, and every route to
+    a job's result withholds it (access.JobResults)."""
+
+    task, what, unit = "run_times", "time per card", "times read"
+
+    def run(self, job, progress) -> Outcome:
+        from django.utils import timezone
+
+        from .episodes.timing import episode_times_result
+        from .timing import card_times_result
+
+        computed_at = timezone.now()
+        progress(0, 2, "reading the cards' times")
+        cards, n_cards = card_times_result(job.study)
+        progress(1, 2, "reading the episodes' times")
+        episodes, n_episodes = episode_times_result(job.study)
+        progress(2, 2)
+        job.total = 2
+        result = {"cards": cards, "episodes": episodes, "computed_at": computed_at.isoformat()}
+        result["times_read"] = {"cards": n_cards, "episodes": n_episodes}
+        return Outcome(result)
+
+
 def export_filename(study_slug: str, raw: bool, fmt: str, unit: str = "turn") -> str:
     """study-gold.csv, study-raw.csv; the episode files study-gold-episodes.csv,
     study-raw-episodes.csv; the coverage ratings study-raw-coverage.csv."""
@@ -553,3 +582,4 @@ run_agreement = job_task(AgreementRun)
 run_export = job_task(ExportRun)
 run_split_proposals = job_task(SplitRun)
 run_judge = job_task(JudgeJobRun)
+run_times = job_task(TimesRun)

@@ -153,3 +153,42 @@ def study_frames(study: Study, viewer) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def study_tables(study: Study, viewer) -> dict[str, pd.DataFrame]:
     return card_time_tables(*study_frames(study, viewer))
+
+
+# -- the kept tables (issue 25): a `times` job computes them for the whole study ---------------
+
+TABLES = {"annotator": ["annotator"], "type": ["type"], "annotator_type": ["annotator", "type"]}
+STATS = ["n", "median_ms", "p90_ms"]
+
+
+def table_rows(table: pd.DataFrame) -> list[dict]:
+    """A statistics table (time_table's) as JSON-ready rows: its keys, n, median_ms, p90_ms."""
+    return [
+        {k: (int(v) if k == "n" else float(v) if k in STATS else v) for k, v in row.items()}
+        for row in table.to_dict("records")
+    ]
+
+
+def table_of(rows: list[dict], by: list[str]) -> pd.DataFrame:
+    """table_rows' rows as the table again (time_table's columns), for the page."""
+    return pd.DataFrame(rows, columns=[*by, *STATS])
+
+
+def tables_result(tables: dict[str, pd.DataFrame]) -> dict[str, list[dict]]:
+    """card_time_tables' tables as a job keeps them (rows per annotator and type, never per
+    card)."""
+    return {name: table_rows(tables[name]) for name in TABLES}
+
+
+def tables_from_result(kept: dict) -> dict[str, pd.DataFrame]:
+    """tables_result's inverse: the three tables the page shows."""
+    return {name: table_of(kept.get(name) or [], by) for name, by in TABLES.items()}
+
+
+def card_times_result(study: Study) -> tuple[dict, int]:
+    """The whole study's tables (study_tables(study, None): nothing hidden, every
+    annotator's times and round-1 labels) as a job keeps them, and how many times it read.
+    The result is study-wide, so whoever reads it must be someone nothing is hidden from
+    (access.times_locked_reason)."""
+    times, labels = study_frames(study, None)
+    return tables_result(card_time_tables(times, labels)), len(times)

@@ -142,6 +142,7 @@ lead_pages = [
     path("gold/", gold.gold_queue, name="lead_gold"),
     path("gold/<int:turn_id>/", gold.gold_decide, name="lead_gold_decide"),
     path("time/", timing.card_times, name="lead_card_times"),
+    path("time/compute/", timing.start_times, name="lead_times_compute"),
     path("flags/", skip.flagged_cards, name="lead_flags"),
     path("split-check/", splitcheck.split_check, name="lead_split_check"),
     path("sample/", sample.sample_page, name="lead_sample"),

@@ -252,7 +252,7 @@ def episodes(request: Request, slug: str) -> Response:
     return paginate(request, rows, EpisodeOutputSerializer, machines=machines)
 
 
-def _seat(request: Request, slug: str, episode_id: int):
+def seat_of(request: Request, slug: str, episode_id: int):
     """The episode as I may open it (access.get_episode_for_member), of a session whose
     import is done (a 404 otherwise, as its page)."""
     study, role = get_study_for_user(request.user, slug)
@@ -272,7 +272,7 @@ def _seat(request: Request, slug: str, episode_id: int):
 def episode(request: Request, slug: str, episode_id: int) -> Response:
     """One episode with its evidence quotes and its state in my group (an annotator's
     reading marks it seen, as opening its card does)."""
-    study, seat = _seat(request, slug, episode_id)
+    study, seat = seat_of(request, slug, episode_id)
     if seat.is_annotator:
         mark_seen(request.user, seat.group, seat.episode)
     episode = seat.episode
@@ -312,13 +312,13 @@ def judgements(request: Request, slug: str, episode_id: int) -> Response:
     only their own until round 1 is over). POST (the group's annotators): my judgement,
     saved as the episode card saves it, in the round under way (409 if `round` is another);
     the answer is the judgements as I may read them after it."""
-    study, seat = _seat(request, slug, episode_id)
+    study, seat = seat_of(request, slug, episode_id)
     if request.method == "POST":
         if not seat.is_annotator:
             raise PermissionDenied(NOT_ANNOTATOR)
         serializer = JudgementInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        posted = _posted(serializer.validated_data, study.taxonomy_version.type_list())
+        posted = posted_of(serializer.validated_data, study.taxonomy_version.type_list())
         try:
             submit(
                 seat.episode, seat.group, request.user, serializer.validated_data["round"], posted
@@ -328,7 +328,7 @@ def judgements(request: Request, slug: str, episode_id: int) -> Response:
     return Response(JudgementsOutputSerializer(_Judgements(request.user, seat)).data)
 
 
-def _posted(data: dict, types: list):
+def posted_of(data: dict, types: list):
     """The input as the card's form posts it, read by the card's own rules
     (actions/episode_judgements.read); its refusals a 400 naming the field."""
     form = {

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import include, path
 
-from . import discussion, episodes, jobs, judges, study
+from . import discussion, episode_discussion, episodes, jobs, judges, study
 from . import views as api
 
 card = [
@@ -38,6 +38,21 @@ in_study = [
         "episodes/<int:episode_id>/judgements/",
         episodes.judgements,
         name="api-episode-judgements",
+    ),
+    path(
+        "episodes/<int:episode_id>/discussion/",
+        episode_discussion.discussion,
+        name="api-episode-discussion",
+    ),
+    path(
+        "episodes/<int:episode_id>/comments/",
+        episode_discussion.comment,
+        name="api-episode-comments",
+    ),
+    path(
+        "episodes/<int:episode_id>/decision/",
+        episode_discussion.decide,
+        name="api-episode-decision",
     ),
 ]
 

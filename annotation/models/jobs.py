@@ -27,6 +27,9 @@ class JobKind(models.TextChoices):
     # a JSONL of labels imported (importers/annotations.py; params: files, create_members,
     # judge). Until migration 0025, an IMPORT job with params["what"] = "annotations".
     LABEL_IMPORT = "label_import"
+    # the lead's time per card, whole-study tables kept for the page (annotation/timing.py
+    # times_result; no params): per annotator and type, never per card
+    TIMES = "times", "Time per card"
 
 
 class JobStatus(models.TextChoices):

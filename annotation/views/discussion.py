@@ -57,7 +57,7 @@ from ..models import (
 )
 from .shared import feedback
 from .shared.groups import group_param
-from .shared.nav import DisputedCards, escalated_left_after
+from .shared.nav import DisputedCards, escalated_left, escalated_left_after
 from .shared.rounds_table import rounds_table
 
 PAGE_SIZE = 50
@@ -139,7 +139,8 @@ def moderate_queue(request: HttpRequest, slug: str) -> HttpResponse:
     query.pop("page", None)
     ctx = {"study": study, "filters": filters, "page": page, "counts": counts, "totals": totals}
     ctx["query"] = query.urlencode()
-    ctx["escalated_left"] = _escalated_left(request.user, study, role, by_group)
+    cards_left = _escalated_left(request.user, study, role, by_group)
+    ctx |= escalated_left(request.user, study, role, cards_left, groups)
     return render(request, "annotation/discussion/moderate_queue.html", ctx)
 
 
@@ -428,7 +429,7 @@ def _render_discussion(
         "decision_error": decision_error,
         "comment_error": comment_error,
         "comment_text": comment_text,
-        "escalated_left": escalated_left_after(request.user, study, card),
+        **escalated_left_after(request.user, study, card),
     }
     template = f"{PAGE}#discussion" if request.htmx and not page else PAGE
     return render(request, template, ctx, status=http)

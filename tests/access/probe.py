@@ -192,9 +192,9 @@ def sees(user, slug: str, turn: Turn, secret: Secret) -> list[str]:
 
 
 def sees_elsewhere(user, slug: str, secret: Secret) -> list[str]:
-    """Where else `user` DOES see `secret`: time per card (their time), the report page
-    and an agreement job's page and API answer (the agreement result counting their
-    label), a finished export's download (the first one: their note in it): the other
+    """Where else `user` DOES see `secret`: time per card (their time) and a `times` job's
+    API answer (the kept tables), the report page and an agreement job's page and API
+    answer (the agreement result counting their label), a finished export's download (the first one: their note in it): the other
     side of the rule for the pages the leads (and, the report, the moderators) have."""
     client = Client()
     client.force_login(user)
@@ -202,11 +202,13 @@ def sees_elsewhere(user, slug: str, secret: Secret) -> list[str]:
     jobs = _jobs(slug)
     agreement = next(j for j in jobs if j.kind == "agreement")
     export = next(j for j in jobs if j.kind == "export")
+    times = next(j for j in jobs if j.kind == "times")
     reads = {
         "time per card": client.get(reverse("lead_card_times", args=[slug])),
         "report": client.get(reverse("report", args=[slug])),
         "agreement job page": client.get(reverse("job_detail", args=[slug, agreement.pk])),
         "agreement job API": api.get(f"/api/studies/{slug}/jobs/{agreement.pk}/"),
+        "times job API": api.get(f"/api/studies/{slug}/jobs/{times.pk}/"),
         "export download": client.get(reverse("job_download", args=[slug, export.pk])),
     }
     shown = []

@@ -8,9 +8,10 @@ annotate the card does see them."""
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth import get_user_model
 
 from annotation.models import CardTime, Job, JobKind, Kind, Role
-from annotation.tasks import run_agreement, run_export
+from annotation.tasks import run_agreement, run_export, run_times
 from tests.access.probe import Secret, leaks, sees, sees_elsewhere
 from tests.factories import label, make_conversation, make_group, make_user
 
@@ -52,7 +53,8 @@ def card_of_group_a(study, viewer, kind: str, *, viewer_annotates: bool):
 
 def run_jobs(study, viewer) -> None:
     """An agreement job counting alice's label, a raw export (her note in it) by a lead who
-    annotates nothing, and one the viewer started (made blind for them), all finished."""
+    annotates nothing, and one the viewer started (made blind for them), time per card's
+    kept tables (her time in them), all finished."""
     olga = make_user("olga")
     study.add_member(olga, Role.LEAD)
     params = {"round": 1, "seed": 0, "n_boot": 20}
@@ -62,6 +64,7 @@ def run_jobs(study, viewer) -> None:
         run_export(
             Job.objects.create(study=study, kind=JobKind.EXPORT, params=params, created_by=by).pk
         )
+    run_times(Job.objects.create(study=study, kind=JobKind.TIMES, created_by=olga).pk)
 
 
 ANNOTATING = ["lead", "moderator_elsewhere", "moderator_here", "superuser"]
@@ -70,6 +73,7 @@ LEADS_SEE = [
     "report",
     "agreement job page",
     "agreement job API",
+    "times job API",
     "export download",
 ]
 
@@ -88,6 +92,15 @@ def test_it_hides_round_1_from_an_annotator_whatever_their_other_role(study, med
     # lead's export stays theirs (not made blind for the viewer)
     label(turn, zed, "must_do_omission")
     assert sees(viewer, "s1", turn, ALICE) != []
+    elsewhere = sees_elsewhere(viewer, "s1", ALICE)
+    # time per card's kept tables (everyone's times) stay closed while the viewer has a
+    # card still in round 1 (the conversation's second); their page computes theirs live
+    leads_see = [place for place in LEADS_SEE[:-1] if place != "times job API"]
+    assert elsewhere == (leads_see if kind in ("lead", "superuser") else ["report"])
+    second = turn.conversation.turns.exclude(pk=turn.pk).get()
+    alice = get_user_model().objects.get(username="alice")
+    for who in (viewer, zed, alice):
+        label(second, who, "code_rollback")
     elsewhere = sees_elsewhere(viewer, "s1", ALICE)
     assert elsewhere == (LEADS_SEE[:-1] if kind in ("lead", "superuser") else ["report"])
 

@@ -12,9 +12,10 @@ import json
 
 import pytest
 
-from annotation.models import EpisodeJudgement, Source
+from annotation.models import EpisodeComment, EpisodeDecision, EpisodeJudgement, Source
 from tests.access.test_episode_access import ROLES, RUN_REASON
 from tests.access.test_episode_access import world as episode_world  # noqa: F401
+from tests.access.test_episode_moderation_access import _escalate
 from tests.factories import token_client
 
 pytestmark = pytest.mark.django_db
@@ -26,9 +27,15 @@ GETS = [
     ("episodes/", (401, 200, 200, 200, 200, 200, 200, 404)),
     ("episodes/{e}/", (401, 200, 200, 404, 200, 200, 200, 404)),
     ("episodes/{e}/judgements/", (401, 200, 200, 404, 200, 200, 200, 404)),
+    # the discussion: a 403 for whoever judges it while round 1 is under way (the card's)
+    ("episodes/{e}/discussion/", (401, 403, 403, 404, 200, 200, 403, 404)),
 ]
 # POST a judgement: the group's annotators only
 POSTS = (401, 200, 200, 404, 403, 403, 200, 404)
+# on an escalated episode: a comment (everyone of its group, its moderator, a lead) and the
+# decision (its moderator, a lead who does not judge it; never one who judges it)
+COMMENTS = (401, 201, 201, 404, 201, 201, 201, 404)
+DECISIONS = (401, 403, 403, 404, 201, 201, 403, 404)
 
 
 @pytest.fixture
@@ -110,7 +117,7 @@ def test_the_runs_verdict_reaches_no_annotator_nor_moderator(world, role):
 
 
 def test_the_lead_who_does_not_judge_it_reads_the_runs_verdict(world):
-    listed, one, _ = _bodies(world, "lead")
+    listed, one = _bodies(world, "lead")[:2]
     assert listed["results"][0]["run_invalid_reason"] == RUN_REASON
     assert (one["run_valid"], one["confidence"]) == (False, 0.7)
 
@@ -124,3 +131,45 @@ def test_once_round_1_is_over_the_group_reads_every_judgement(world):
         )  # fmt: skip
     text = json.dumps(_bodies(world, "co_annotator"))
     assert SECRET in text and "judge-bot" not in text
+
+
+def test_on_an_escalated_episode_who_comments_and_who_decides(world):
+    _escalate(world)
+    route = url(world, "episodes/{e}/comments/")
+    got = {
+        r: client_of(world, r).post(route, {"text": f"from {r}"}, format="json").status_code
+        for r in ROLES
+    }
+    assert got == dict(zip(ROLES, COMMENTS, strict=True))
+    assert EpisodeComment.objects.count() == COMMENTS.count(201)
+    body = {"valid": False, "invalid_reason": "other", "rationale": "r"}
+    got = {}
+    for r in ROLES:
+        got[r] = client_of(world, r).post(url(world, "episodes/{e}/decision/"), body, format="json")
+        got[r] = got[r].status_code
+        EpisodeDecision.objects.all().delete()  # each role asks of the undecided episode
+    assert got == dict(zip(ROLES, DECISIONS, strict=True))
+
+
+def test_the_discussions_thread_and_decision_reach_an_annotator_once_round_1_is_over(world):
+    """The comment and the decision are the moderator's before round 1 is over; an
+    annotator reads neither (a 403) until it is, then both, with every judgement but a
+    machine judge's, and never the run's verdict."""
+    _escalate(world)
+    moderator = client_of(world, "moderator")
+    moderator.post(url(world, "episodes/{e}/comments/"), {"text": "SECRET-NOTE"}, format="json")
+    decided = moderator.post(
+        url(world, "episodes/{e}/decision/"),
+        {"valid": True, "rationale": "SECRET-WHY"},
+        format="json",
+    )
+    assert decided.status_code == 201
+    for role in ("annotator", "co_annotator", "lead_annotating"):
+        text = client_of(world, role).get(url(world, "episodes/{e}/discussion/")).content.decode()
+        assert "SECRET-NOTE" in text and "SECRET-WHY" in text, role
+        assert "judge-bot" not in text and RUN_REASON not in text, role
+        assert not MACHINE_FIELDS & _keys(json.loads(text)), role
+    # a later annotator, who never judged round 1: neither the thread nor the decision
+    world["group"].annotators.add(world["users"]["other_group"])
+    late = client_of(world, "other_group").get(url(world, "episodes/{e}/discussion/"))
+    assert late.status_code == 403 and "SECRET" not in late.content.decode()

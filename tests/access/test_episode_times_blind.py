@@ -13,6 +13,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import EpisodeJudgement, EpisodeSkip, EpisodeTime, SkipKind, Source
+from tests.timing.kept import compute_times
 
 from . import test_episode_access as episode_access
 
@@ -37,6 +38,9 @@ def timed(world):
 
 
 def _time_page(world, role: str) -> str:
+    """The time page after a "Compute": the kept tables hold every time, so whoever judges
+    the episode blind must get their own, computed live."""
+    compute_times(world["episode"].conversation.study)
     return client_of(world, role).get(reverse("lead_card_times", args=["ep"])).content.decode()
 
 

@@ -27,7 +27,7 @@ def world(study, lead, alice, bob, media):
 def _url(world, name: str, arg: str | None) -> str:
     t1, _, t3 = world["turns"]
     objects = {"t1": t1, "t3": t3, "u1": world["u1"], "v1": world["v1"], "c1": world["c1"]}
-    objects |= {k: world[k] for k in ("agreement", "export", "lena_export")}
+    objects |= {k: world[k] for k in ("agreement", "export", "lena_export", "times")}
     if arg is None:
         return reverse(name, args=["s1"])
     if arg in objects:
@@ -57,6 +57,10 @@ PAGES = [
     ("job_download", "export", 302, 403, 403, 403, 200, 403, 404),
     ("job_download", "lena_export", 302, 403, 403, 403, 200, 200, 404),
     ("lead_card_times", None, 302, 403, 403, 403, 200, 200, 404),
+    # time per card's kept tables (everyone's times): their page for both leads, the result
+    # withheld from lena (bob's time on card 3, which she labels blind); no file to download
+    ("job_detail", "times", 302, 403, 403, 403, 200, 200, 404),
+    ("job_download", "times", 302, 403, 403, 403, 404, 403, 404),
     ("lead_conversations", None, 302, 403, 403, 403, 200, 200, 404),
     ("lead_conversation", "c1", 302, 403, 403, 403, 200, 200, 404),
     ("lead_browse", None, 302, 403, 403, 403, 200, 200, 404),

@@ -43,6 +43,7 @@ def _url(world, template: str) -> str:
         export=world["export"].pk,
         lena_export=world["lena_export"].pk,
         agreement=world["agreement"].pk,
+        times=world["times"].pk,
         s="/api/studies/s1",
     )
 
@@ -74,6 +75,10 @@ GETS = [
     ("{s}/jobs/{agreement}/", 401, 404, 404, 404, 200, 200, 404),
     ("{s}/jobs/{agreement}/download/", 401, 404, 404, 404, 404, 403, 404),
     ("{s}/jobs/{export}/", 401, 404, 404, 404, 200, 200, 404),
+    # time per card's kept tables: everyone's times, bob's on card 3 too; withheld from lena
+    # (its result null), no file
+    ("{s}/jobs/{times}/", 401, 404, 404, 404, 200, 200, 404),
+    ("{s}/jobs/{times}/download/", 401, 404, 404, 404, 404, 403, 404),
     # the lead's export shows the others' labels on card 3: not lena's to have
     ("{s}/jobs/{export}/download/", 401, 404, 404, 404, 200, 403, 404),
     ("{s}/jobs/{lena_export}/download/", 401, 404, 404, 404, 200, 200, 404),

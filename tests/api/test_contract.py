@@ -38,6 +38,7 @@ TAXONOMY_CODES = {
         "studies_judge_runs_create",
         # a reason code and {axis: [type codes]} are the study's (issue 21)
         "studies_episodes_judgements_create",
+        "studies_episodes_decision_create",
     ],
     "checks": {
         "positive_data_acceptance": {

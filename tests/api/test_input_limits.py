@@ -48,6 +48,9 @@ LIMITS = {
     ("studies_episodes_list", "run"): (100, 1),  # ExtractionRun.name
     ("studies_episodes_list", "group"): (100, 1),
     ("studies_episodes_judgements_create", "invalid_reason"): (100, None),  # its column
+    ("studies_episodes_comments_create", "text"): (COMMENT, 1),
+    ("studies_episodes_decision_create", "invalid_reason"): (100, None),
+    ("studies_episodes_decision_create", "rationale"): (COMMENT, 1),
 }
 
 

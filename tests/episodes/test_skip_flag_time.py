@@ -30,6 +30,7 @@ from annotation.models import (
     Unit,
 )
 from tests.factories import make_group, make_user
+from tests.timing.kept import compute_times
 
 from .conftest import episode, write_jsonl
 
@@ -223,6 +224,7 @@ def test_the_time_page_shows_each_annotator_and_each_episodes_median(world):
     times = {("alice", e1): 10_000, ("bob", e1): 21_000, ("alice", e2): 30_000}
     for (who, e), ms in times.items():
         EpisodeTime.objects.create(episode=e, annotator=world[who], active_ms=ms)
+    compute_times(world["study"])  # the lead's "Compute": the kept tables
     page = client_of("lead").get(reverse("lead_card_times", args=["ag"])).content.decode()
     assert "Time per episode" in page
     per_annotator = _cells(page, "episode-annotator")
@@ -264,4 +266,29 @@ def test_the_leads_pages_cost_the_same_queries_for_3_or_30_episodes(world):
             if i % 2:
                 judge("bob", e)
         costs.append([_queries(client, url) for url in pages])
+    assert costs[0] == costs[1]
+
+
+def test_the_time_page_from_kept_tables_costs_the_same_queries_for_3_or_30_episodes(world):
+    """A lead who judges nothing reads the kept tables (a `times` job): the episodes'
+    per-annotator table kept, the per-episode one read a page at a time; no query per
+    episode, and none of their times read whole."""
+    alice, bob, study = world["alice"], world["bob"], world["study"]
+    conversation, run = world["e"][0].conversation, world["e"][0].run
+    client, page = client_of("lead"), reverse("lead_card_times", args=["ag"])
+    costs = []
+    for n in (3, 30):
+        Episode.objects.all().delete()
+        for i in range(n):
+            e = Episode.objects.create(
+                conversation=conversation, run=run, first_turn=1, last_turn=2
+            )
+            for who, ms in ((alice, 1000 + i), (bob, 2000 + i)):
+                EpisodeTime.objects.create(episode=e, annotator=who, active_ms=ms)
+        compute_times(study)
+        costs.append(_queries(client, page))
+        html = client.get(page).content.decode()
+        assert 'data-times="kept"' in html
+        assert _cells(html, "episode-annotator")[0][:2] == ["alice", str(n)]
+        assert len(_cells(html, "episode")) == n
     assert costs[0] == costs[1]

@@ -1,15 +1,17 @@
 """After a decision the moderator goes on to the next escalated card, and the link says how
-many escalated cards are left for them (the moderation queue shows it too)."""
+many escalated cards are left for them (the moderation queue shows it too); then to the
+escalated episodes of the episode groups they moderate (issue 21), after the cards."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
 import pytest
+from django.urls import reverse
 from django.utils import timezone
 
-from annotation.models import CardState
-from tests.factories import label, make_conversation, make_group
+from annotation.models import CardState, Episode, EpisodeJudgement, Group, Source, Unit
+from tests.factories import label, make_conversation, make_group, make_user
 
 from .conftest import HTMX, url
 
@@ -109,3 +111,79 @@ def test_an_annotator_has_no_next_escalated_card(client, study, alice, escalated
     client.force_login(alice)
     r = client.get(url("next_escalated", study))
     assert r.status_code == 403 and "Leads and moderators only" in r.text
+
+
+# -- escalated episodes (issue 21): after the cards, in session order ------------------------
+
+
+@pytest.fixture
+def escalated_episodes(study, moderator):
+    """Two episodes of the episode group "eg" (moderated by "moderator"), escalated: its two
+    annotators differ in round 1 and the study has no discussion round; a third agreed."""
+    study.discussion_rounds = 0
+    study.save()
+    ea, eb = make_user("ea"), make_user("eb")
+    eg = make_group(study, "eg", [ea, eb], moderator=moderator)
+    Group.objects.filter(pk=eg.pk).update(unit=Unit.EPISODE)
+    conversation = make_conversation(study, "conv-e", n_turns=3, group=eg)
+    episodes = []
+    for first in (1, 2, 3):
+        e = Episode.objects.create(
+            conversation=conversation, created_by=ea, first_turn=first, last_turn=first, goal="g"
+        )
+        for who, valid in ((ea, True), (eb, first == 3)):
+            EpisodeJudgement.objects.create(
+                episode=e, annotator=who, group=eg, valid=valid,
+                invalid_reason="" if valid else "other",
+                taxonomy_version=study.taxonomy_version, source=Source.BROWSER,
+            )  # fmt: skip
+        episodes.append(e)
+    eg.refresh_from_db()
+    return eg, episodes[:2]
+
+
+def episode_url(study, episode, group) -> str:
+    return reverse("episode_card", args=[study.slug, episode.pk]) + f"?group={group.pk}"
+
+
+def test_with_no_escalated_card_next_opens_the_first_escalated_episode(
+    client, study, moderator, turns, escalated_episodes
+):
+    group, (first, second) = escalated_episodes
+    client.force_login(moderator)
+    html = client.get(url("moderate_queue", study)).content.decode()
+    assert "Next escalated card or episode (2 left)" in html
+    assert client.get(url("next_escalated", study))["Location"] == episode_url(study, first, group)
+    posted = {"valid": "0", "invalid_reason": "other", "rationale": "no evidence"}
+    decide_url = reverse("episode_decide", args=[study.slug, first.pk]) + f"?group={group.pk}"
+    assert client.post(decide_url, posted).status_code == 302
+    assert client.get(url("next_escalated", study))["Location"] == episode_url(study, second, group)
+
+
+def test_the_escalated_cards_come_first_and_the_count_says_episodes_too(
+    client, study, moderator, escalated, escalated_episodes
+):
+    client.force_login(moderator)
+    html = client.get(url("moderate_queue", study)).content.decode()
+    assert (
+        f'href="{url("next_escalated", study)}">Next escalated card or episode (5 left)</a>' in html
+    )
+    r = client.get(url("next_escalated", study))
+    assert f"/cards/{escalated[0].pk}/discussion/" in r["Location"]
+    html = decide(client, study, escalated[0], **HTMX).content.decode()
+    assert "Next escalated card or episode (4 left)" in html
+
+
+def test_no_one_is_led_to_an_episode_they_may_not_decide(
+    client, study, lead, charlie, escalated_episodes
+):
+    group, (first, _) = escalated_episodes
+    other = make_group(study, "other", [charlie], moderator=make_user("mo2"))
+    client.force_login(other.moderator)  # moderates another group only
+    r = client.get(url("next_escalated", study), follow=True)
+    assert r.redirect_chain[-1][0] == url("moderate_queue", study)
+    client.force_login(lead)  # a lead decides every group's
+    assert client.get(url("next_escalated", study))["Location"] == episode_url(study, first, group)
+    group.annotators.add(lead)  # not one where they judge
+    r = client.get(url("next_escalated", study), follow=True)
+    assert r.redirect_chain[-1][0] == url("moderate_queue", study)

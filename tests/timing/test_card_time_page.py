@@ -19,6 +19,7 @@ from tests.factories import (
     make_user,
     study_url,
 )
+from tests.timing.kept import compute_times
 
 ROLLBACK_NAME = "Code Rollback"
 
@@ -41,7 +42,11 @@ def table(html: str, table_id: str) -> list[list[str]]:
     ]
 
 
-def page(client, user, study) -> str:
+def page(client, user, study, compute: bool = True) -> str:
+    """The page as `user` reads it, after a "Compute" (`compute`): the kept tables, or for a
+    lead the times lock applies to, their own computed live however fresh the kept ones."""
+    if compute:
+        compute_times(study)
     client.force_login(user)
     response = client.get(study_url("lead_card_times", slug=study.slug))
     assert response.status_code == 200

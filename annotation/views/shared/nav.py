@@ -1,11 +1,14 @@
 """Finding one's way between pages: the home page's progress per study, the filters of "My
-cards", the count of cards waiting to be discussed, and the moderator's next escalated card.
-Every count here is one grouped query, whatever the number of studies, groups or cards."""
+cards", the count of cards waiting to be discussed, and the moderator's next escalated card
+or episode. Every count of cards here is one grouped query, whatever the number of studies,
+groups or cards; the escalated episodes are replayed from their judgements (they keep no
+state row: episodes/rounds.py), a few queries, none for a study without episode groups."""
 
 from __future__ import annotations
 
 from django.db.models import Count, Q, QuerySet, Sum
 
+from ...episodes.moderation import Waiting, moderated_episodes
 from ...forms import MyCardsFilter
 from ...models import (
     Annotation,
@@ -17,6 +20,7 @@ from ...models import (
     Role,
     Study,
     Turn,
+    Unit,
     queue,
 )
 from ...models.queue import KeptCards
@@ -156,7 +160,11 @@ class DisputedCards:
         return [by_key[k] for k in keys if k in by_key]
 
 
-# --- the moderator's next escalated card --------------------------------------------------------
+# --- the moderator's next escalated card or episode ---------------------------------------------
+#
+# Next: the escalated cards first, the longest waiting first (the moderation queue's order),
+# then the escalated episodes of the episode groups, in session order (an episode keeps no
+# state row, so no time since it was escalated: episodes/moderation.moderated_episodes).
 
 
 def escalated_for(user, study: Study, role: str | None) -> QuerySet:
@@ -172,9 +180,35 @@ def escalated_for(user, study: Study, role: str | None) -> QuerySet:
     )
 
 
-def escalated_left_after(user, study: Study, card) -> int | None:
-    """On a discussion page: how many escalated cards are left for its decider once the card
-    is decided (None: not decided, or not theirs to decide: no link)."""
+def escalated_episodes_for(user, study: Study, role: str | None, groups=None) -> list[Waiting]:
+    """The escalated episodes `user` may decide: of the episode groups they moderate (all
+    for a lead; `groups`, those groups when the caller has them already:
+    access.get_moderated_groups), never one of a group where they annotate, in session
+    order."""
+    if groups is None:
+        groups = Group.objects.filter(study=study, unit=Unit.EPISODE)
+        if role != Role.LEAD:
+            groups = groups.filter(moderator=user)
+    groups = [g for g in groups if g.unit == Unit.EPISODE]
+    if not groups:
+        return []
+    waiting = moderated_episodes(groups, study, user)
+    return [w for w in waiting if w.state.status == CardStatus.ESCALATED]
+
+
+def escalated_left(user, study: Study, role: str | None, cards: int, groups=None) -> dict:
+    """The next link's figures (discussion/_next_escalated.html): `escalated_left`, the
+    escalated cards (`cards`, counted by the caller) and episodes left for `user` to decide,
+    and `escalated_episodes_left`, the episodes among them (`groups`: as
+    escalated_episodes_for)."""
+    episodes = len(escalated_episodes_for(user, study, role, groups))
+    return {"escalated_left": cards + episodes, "escalated_episodes_left": episodes}
+
+
+def escalated_left_after(user, study: Study, card) -> dict:
+    """On a discussion page: how many escalated cards and episodes are left for its decider
+    once the card is decided (`escalated_left` None: not decided, or not theirs to decide:
+    no link)."""
     if not card.may_decide or card.status != CardStatus.AGREED:
-        return None
-    return escalated_for(user, study, card.role).count()
+        return {"escalated_left": None}
+    return escalated_left(user, study, card.role, escalated_for(user, study, card.role).count())
