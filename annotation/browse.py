@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 
 from django import forms
 from django.core.cache import cache
-from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
+from django.core.paginator import Page, Paginator
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery, Window
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce, Substr
 
 from .access import round1_hidden_from, round1_hidden_q
-from .db.textsearch import conversations_containing
+from .db.textsearch import conversations_containing, index_plan
 from .models import (
     Annotation,
     Assignment,
@@ -295,6 +296,42 @@ def _has_card_in(status: str, group_id: int | None) -> Q:
 
 
 # -- one page of results ----------------------------------------------------------------------
+
+
+class ResultPages(Paginator):
+    """The pages of a search's results (`conversations`, in their order) that read a page's
+    ids and the number of results in one query (COUNT(*) OVER ()): the matches are found
+    once, where a Paginator counts them, then finds them again for the page. A page past the
+    last (or below the first) is Django's: the count, then the page it falls back to."""
+
+    def __init__(self, conversations: QuerySet[Conversation], per_page: int):
+        super().__init__(conversations.values_list("pk", flat=True), per_page)
+        self.conversations = conversations
+
+    def get_page(self, number) -> Page:
+        try:
+            wanted = int(number)
+        except (TypeError, ValueError):
+            wanted = 1  # no page asked, or not a number: the first, as Django's
+        if wanted < 1:
+            return super().get_page(number)
+        start = (wanted - 1) * self.per_page
+        found = list(
+            self.conversations.annotate(total=Window(Count("pk"))).values_list("pk", "total")[
+                start : start + self.per_page
+            ]
+        )
+        if not found and wanted > 1:
+            return super().get_page(number)
+        self.__dict__["count"] = found[0][1] if found else 0  # Paginator.count is cached
+        return self._get_page([pk for pk, _ in found], wanted, self)
+
+
+def result_page(conversations: QuerySet[Conversation], number, per_page: int, text: str) -> Page:
+    """Page `number` of the search's results (`conversations`, filtered by `text` among the
+    rest), planned so that the text's index answers it (db/textsearch.index_plan)."""
+    with index_plan(text):
+        return ResultPages(conversations, per_page).get_page(number)
 
 
 def page_rows(ids: list[int], text: str) -> list[Conversation]:

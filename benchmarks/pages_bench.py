@@ -8,11 +8,15 @@ makes, and the ratio of its median to a trivial page's (the health check, /healt
         .venv/bin/python benchmarks/pages_bench.py [--n 100000] [--runs 20] [--reuse]
 
 The study, built fast with the project's bulk writers (COPY on PostgreSQL; annotation/db/):
---n conversations of about 3 turns (2 to 4; a turn in 200 says "edge case"), one group of
-two annotators holding 40% of them, each conversation's first card labelled in round 1 by
-both (80% agreed, 16% disputed, 4% escalated to the moderator), their active times on it,
-a moderator, a lead, one agreement job run (the report page's result) and one "Time per
-card" job (the time page's kept tables; run on a study reused from before it had one).
+--n conversations of about 3 turns (2 to 4), one group of two annotators holding 40% of
+them, each conversation's first card labelled in round 1 by both (80% agreed, 16% disputed,
+4% escalated to the moderator), their active times on it, a moderator, a lead, one agreement
+job run (the report page's result) and one "Time per card" job (the time page's kept tables;
+run on a study reused from before it had one). The browser's text search is timed on a
+common text and a rare one: "edge case" is in about one turn in seven (a follow-up asks
+"What about the edge case where ...", and a user message in 200 gets "the edge case of an
+empty input"): 40,945 of 299,881 turns at 100,000 conversations, the hard case for an index;
+RARE, a request with that addition, is in 2 turns there (seed 25).
 The database named by DATABASE_URL is dropped and made again (PostgreSQL; SQLite only with
 --sqlite, in var/bench-pages/), unless --reuse finds a study of the same --n built there
 before. Expect a build of about a minute per 100,000 conversations on this machine."""
@@ -28,14 +32,17 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlencode, urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 SLUG = "pages"
 SHARE = 0.4  # of the conversations, assigned to the group
 DISPUTED, ESCALATED = 0.16, 0.04  # of the labelled cards; the rest agreed
-EDGE = 200  # one turn in EDGE says "edge case"
+EDGE = 200  # one user message in EDGE gets "the edge case of an empty input" added
+# in 2 turns at --n 100000 (a first turn's "we need to cook the inflation asap." with that
+# addition): the browser's search for a rare text
+RARE = "we need to cook the inflation asap. Please also think"
 CHUNK = 20_000  # conversations written a batch at a time
 PASSWORD = "bench-" + "password"
 
@@ -378,6 +385,12 @@ def pages() -> list[tuple[str, str, str, dict]]:
             "lead",
             'browser, search "edge case"',
             reverse("lead_browse", args=s) + "?q=edge+case",
+            {},
+        ),
+        (
+            "lead",
+            "browser, search rare",
+            reverse("lead_browse", args=s) + "?" + urlencode({"q": RARE}),
             {},
         ),
         ("lead", "moderation queue", reverse("moderate_queue", args=s), {}),

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from ..access import JobResults, lead_page
-from ..browse import BrowseFilter, Choices, conversation_cards, page_rows
+from ..browse import BrowseFilter, Choices, conversation_cards, page_rows, result_page
 from ..intake.llm import off_reason
 from ..intake.splitting import original_turns, why_not_split
 from ..messages import text_view
@@ -34,9 +33,9 @@ def browse(request: HttpRequest, study: Study) -> HttpResponse:
     ctx = {"study": study, "form": form, "page": None}
     if not form.is_valid():
         return render(request, "annotation/lead/browse.html", ctx, status=400)
-    ids = form.conversations(study).values_list("pk", flat=True)
-    page = Paginator(ids, PAGE_SIZE).get_page(request.GET.get("page"))
-    rows = page_rows(list(page), form.cleaned_data.get("q", ""))
+    text = form.cleaned_data.get("q", "")
+    page = result_page(form.conversations(study), request.GET.get("page"), PAGE_SIZE, text)
+    rows = page_rows(list(page), text)
     ctx.update(page=page, rows=rows, query=urlencode(form.query_string()), llm_off=off_reason())
     return render(request, "annotation/lead/browse.html", ctx)
 
