@@ -49,6 +49,7 @@ def run(n_episodes: int, n_sessions: int) -> None:
         Conversation,
         Episode,
         EpisodeJudgement,
+        ExtractionRun,
         Group,
         Source,
         Study,
@@ -69,8 +70,9 @@ def run(n_episodes: int, n_sessions: int) -> None:
     )
     Assignment.objects.bulk_create(Assignment(conversation=c, group=group) for c in sessions)
     per = max(1, n_episodes // n_sessions)
+    run = ExtractionRun.objects.create(study=study, name="bench")  # an extractor's episodes
     episodes = Episode.objects.bulk_create(
-        Episode(conversation=sessions[i // per % n_sessions], first_turn=1 + i % per,
+        Episode(conversation=sessions[i // per % n_sessions], run=run, first_turn=1 + i % per,
                 last_turn=2 + i % per)
         for i in range(n_episodes)
     )  # fmt: skip

@@ -3,9 +3,13 @@ groups that annotate episodes, and the next one awaiting their judgement."""
 
 from __future__ import annotations
 
+from django.db.models import Exists, F, OuterRef
+
 from ..access import episodes_hidden_in_queue
-from ..models import Episode, Group, Study, Unit
+from ..models import Episode, EpisodeDecision, EpisodeJudgement, Group, Study, Unit
 from . import putoff, rounds
+
+ORDER = ("conversation_id", "first_turn", "last_turn", "pk")  # the session's order
 
 
 def episode_groups(user, study: Study):
@@ -24,7 +28,7 @@ def _walk(user, study: Study):
         Episode.objects.filter(
             conversation__study=study, conversation__assignments__group__in=groups
         )
-        .order_by("conversation_id", "first_turn", "last_turn", "pk")
+        .order_by(*ORDER)
         .values_list("pk", "conversation__assignments__group_id")
     )
     judged = rounds.judged_of(None, {g.pk for g in groups})
@@ -77,6 +81,40 @@ def progress(user, study: Study) -> dict | None:
 
 
 def next_episode(user, study: Study) -> int | None:
-    """The id of the episode `user` judges next (awaiting), None when none is left."""
+    """The id of the episode `user` judges next (awaiting's first), None when none is left:
+    the first one they have not judged in round 1 (a walk of the session's order that stops
+    there), else the rounds of every episode replayed (awaiting)."""
+    groups = list(episode_groups(user, study))
+    if not groups:
+        return None
+    first = _first_in_round_1(user, study, groups)
+    if first is not None:
+        return first
     found = awaiting(user, study)
     return found[0][0] if found else None
+
+
+def _first_in_round_1(user, study: Study, groups: list[Group]) -> int | None:
+    """awaiting()'s first episode while round 1 awaits `user` somewhere: round 1 stays open
+    to an annotator of the group until they have judged in it (rounds.py: it closes once
+    every annotator has), unless the moderator has decided the episode. Put off and hidden
+    episodes are not in round 1's part of the queue. One query, however many episodes."""
+    mine = EpisodeJudgement.objects.filter(
+        episode_id=OuterRef("pk"), annotator_id=user.pk, round=1, is_current=True
+    )
+    decided = EpisodeDecision.objects.filter(
+        episode_id=OuterRef("pk"), group_id=OuterRef("in_group"), is_current=True
+    )
+    skipped = set(putoff.put_off_at(user, study))
+    hidden = {episode for episode, _ in episodes_hidden_in_queue(user, groups)}
+    rows = (
+        Episode.objects.filter(
+            conversation__study=study, conversation__assignments__group__in=groups
+        )
+        .annotate(in_group=F("conversation__assignments__group_id"))
+        .exclude(Exists(mine))
+        .exclude(Exists(decided))
+        .exclude(pk__in=skipped | hidden)
+        .order_by(*ORDER)
+    )
+    return rows.values_list("pk", flat=True).first()
