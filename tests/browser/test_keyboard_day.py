@@ -13,6 +13,7 @@ import numpy
 import pytest
 
 from annotation.models import Annotation, CardSkip, CardTime, Conversation, Turn
+from annotation.tasks import run_times
 from tests.browser.pages import checked_codes, htmx_ready, key_of, log_in, wait_for_card
 from tests.factories import label, make_conversation, make_group
 
@@ -93,7 +94,15 @@ def stored(turn, user) -> set[str]:
     return Annotation.objects.get(turn=turn, annotator=user, is_current=True).codes
 
 
-def test_a_keyboard_only_day_of_twenty_cards(browser, live_server, alice, lead, day):
+@pytest.fixture
+def queued(monkeypatch) -> list[int]:
+    """The Time per card job the lead starts: the test runs it (no worker here)."""
+    jobs: list[int] = []
+    monkeypatch.setattr(run_times, "delay", jobs.append)
+    return jobs
+
+
+def test_a_keyboard_only_day_of_twenty_cards(browser, live_server, alice, lead, day, queued):
     context, page, errors = log_in(browser, live_server, "alice")
     page.set_viewport_size({"width": 1280, "height": 800})
     page.goto(f"{live_server.url}/s/{day['last'].conversation.study.slug}/queue/")
@@ -200,7 +209,15 @@ def test_a_keyboard_only_day_of_twenty_cards(browser, live_server, alice, lead, 
     times = list(CardTime.objects.filter(annotator=alice).values_list("active_ms", flat=True))
     assert len(times) >= 20 and all(ms > 0 for ms in times)
     context, page, errors = log_in(browser, live_server, "lead")
-    page.goto(f"{live_server.url}/s/{last.conversation.study.slug}/lead/time/")
+    time_page = f"{live_server.url}/s/{last.conversation.study.slug}/lead/time/"
+    page.goto(time_page)
+    # the tables come from a Time per card job (issue 25): the lead starts it; the test runs
+    # it as a worker would (no worker here), then the page reads it
+    page.get_by_role("button", name="Compute").click()
+    page.wait_for_function("() => document.body.innerText.includes('Time per card')")
+    (job_id,) = queued
+    run_times.apply(args=[job_id])
+    page.goto(time_page)
     row = page.locator('table[data-table="annotator"] tr', has_text="alice")
     n, median, p90 = row.locator("td").all_inner_texts()
     assert (n, median) == (str(len(times)), f"{statistics.median(times) / 1000:.1f} s")
