@@ -46,7 +46,9 @@ def plain_text(text: str) -> str:
     if not text:
         return ""
     tokens = _MD.parse(text[:_READ])
-    return _SPACES.sub(" ", "".join(_words(tokens))).strip()
+    words = _SPACES.sub(" ", "".join(_words(tokens))).strip()
+    # a message that is nothing but markers ("0.", "-", "#") reads as itself, not as nothing
+    return words or _SPACES.sub(" ", text[:_READ]).strip()
 
 
 def preview(text: str, limit: int) -> str:

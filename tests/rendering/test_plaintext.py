@@ -3,6 +3,8 @@ fences and `[text](url)` raw): annotation/plaintext.py and the `preview` templat
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.template import Context, Template
 from hypothesis import given
@@ -66,7 +68,14 @@ _word = st.text(
 )
 
 
-@given(st.lists(_word, min_size=1, max_size=30), st.integers(min_value=1, max_value=120))
+# a first word of digits and a dot or parenthesis opens an ordered list ("1. a" reads "a")
+_LIST_MARKER = re.compile(r"\d{1,9}[.)]")
+
+
+@given(
+    st.lists(_word, min_size=1, max_size=30).filter(lambda w: not _LIST_MARKER.fullmatch(w[0])),
+    st.integers(min_value=1, max_value=120),
+)
 def test_plain_text_comes_out_as_it_went_in(words, limit):
     text = " ".join(words)
     out = preview(text, limit)
@@ -81,3 +90,9 @@ def test_the_template_filter_escapes_what_it_shows():
         Context({"text": "**Why** does <script>x</script> fail?"})
     )
     assert rendered == "Why does &lt;script&gt;x&lt;/script&gt; fail?"
+
+
+@pytest.mark.parametrize("text", ["0.", "1)", "-", "#", ">", "* ", "  -  "])
+def test_a_message_of_markers_alone_reads_as_itself(text):
+    """Found by the property above: "0." (an empty ordered list) previewed as nothing."""
+    assert preview(text, 40) == " ".join(text.split())
