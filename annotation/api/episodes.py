@@ -175,7 +175,7 @@ class JudgementsOutputSerializer(serializers.Serializer):
     method = serializers.CharField(
         source="state.method",
         allow_null=True,
-        help_text="how the consensus came (unanimous, single, discussion), once agreed",
+        help_text="how the consensus came (unanimous, single, discussion, moderator), once agreed",
     )
     judgements = JudgementOutputSerializer(
         many=True,
