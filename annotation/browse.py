@@ -20,13 +20,12 @@ from dataclasses import dataclass, field
 
 from django import forms
 from django.core.cache import cache
-from django.core.paginator import Page, Paginator
-from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery, Window
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce, Substr
 
 from .access import round1_hidden_from, round1_hidden_q
-from .db.textsearch import conversations_containing, index_plan
+from .browse_pages import COUNT_CAP, Results
 from .models import (
     Annotation,
     Assignment,
@@ -172,6 +171,7 @@ STATES = [
     (CardStatus.AGREED, "agreed"),
 ]
 NO_GROUP = "none"
+COUNT_ALL = "all"  # the browser's `count`: every match of the text counted, however many
 UNKNOWN = "unknown"  # the modality filter: conversations no log nor lead told it of
 
 
@@ -203,6 +203,12 @@ class BrowseFilter(forms.Form):
     )
     min_turns = forms.IntegerField(required=False, min_value=1, label="Turns from")
     max_turns = forms.IntegerField(required=False, min_value=1, label="Turns to")
+    # a text's matches are counted up to browse_pages.COUNT_CAP unless all are asked for
+    count = forms.ChoiceField(
+        required=False,
+        choices=[("", f"up to {COUNT_CAP:,}"), (COUNT_ALL, "all")],
+        widget=forms.HiddenInput,
+    )
 
     def __init__(self, *args, choices: Choices, groups: list[Group], **kwargs):
         super().__init__(*args, **kwargs)
@@ -238,11 +244,17 @@ class BrowseFilter(forms.Form):
 
     def conversations(self, study: Study) -> QuerySet[Conversation]:
         """The study's conversations that match every filter, in import order."""
+        return self.results(study).everything
+
+    def results(self, study: Study) -> Results:
+        """The search as asked (browse_pages.Results): the conversations matching every
+        filter but the text, the text, and whether all its matches are to be counted."""
+        f = self.cleaned_data
+        return Results(self._others(study), f.get("q", ""), f.get("count") == COUNT_ALL)
+
+    def _others(self, study: Study) -> QuerySet[Conversation]:
         f = self.cleaned_data
         rows = Conversation.objects.filter(study=study).visible()
-        if f.get("q"):
-            text = f["q"]
-            rows = rows.filter(pk__in=conversations_containing(text))
         if f.get("source"):
             rows = rows.filter(source_format=f["source"])
         for facet in FACETS:
@@ -296,42 +308,6 @@ def _has_card_in(status: str, group_id: int | None) -> Q:
 
 
 # -- one page of results ----------------------------------------------------------------------
-
-
-class ResultPages(Paginator):
-    """The pages of a search's results (`conversations`, in their order) that read a page's
-    ids and the number of results in one query (COUNT(*) OVER ()): the matches are found
-    once, where a Paginator counts them, then finds them again for the page. A page past the
-    last (or below the first) is Django's: the count, then the page it falls back to."""
-
-    def __init__(self, conversations: QuerySet[Conversation], per_page: int):
-        super().__init__(conversations.values_list("pk", flat=True), per_page)
-        self.conversations = conversations
-
-    def get_page(self, number) -> Page:
-        try:
-            wanted = int(number)
-        except (TypeError, ValueError):
-            wanted = 1  # no page asked, or not a number: the first, as Django's
-        if wanted < 1:
-            return super().get_page(number)
-        start = (wanted - 1) * self.per_page
-        found = list(
-            self.conversations.annotate(total=Window(Count("pk"))).values_list("pk", "total")[
-                start : start + self.per_page
-            ]
-        )
-        if not found and wanted > 1:
-            return super().get_page(number)
-        self.__dict__["count"] = found[0][1] if found else 0  # Paginator.count is cached
-        return self._get_page([pk for pk, _ in found], wanted, self)
-
-
-def result_page(conversations: QuerySet[Conversation], number, per_page: int, text: str) -> Page:
-    """Page `number` of the search's results (`conversations`, filtered by `text` among the
-    rest), planned so that the text's index answers it (db/textsearch.index_plan)."""
-    with index_plan(text):
-        return ResultPages(conversations, per_page).get_page(number)
 
 
 def page_rows(ids: list[int], text: str) -> list[Conversation]:

@@ -111,14 +111,15 @@ def database(args) -> str:
         if not args.reuse and path.exists():
             path.unlink()
         return "sqlite"
-    if not args.reuse:
-        from pg import pg_admin  # benchmarks/pg.py
+    from pg import pg_admin, pg_database_exists  # benchmarks/pg.py
 
-        parts = urlsplit(url)
-        name = parts.path.lstrip("/")
-        server = urlunsplit(parts._replace(path=""))
+    parts = urlsplit(url)
+    name = parts.path.lstrip("/")
+    server = urlunsplit(parts._replace(path=""))
+    if not args.reuse:
         pg_admin(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        pg_admin(server, f'CREATE DATABASE "{name}"')
+    if not args.reuse or not pg_database_exists(server, name):
+        pg_admin(server, f'CREATE DATABASE "{name}"')  # --reuse with nothing to reuse: built
     return "postgresql"
 
 

@@ -14,3 +14,15 @@ def pg_admin(server_url: str, sql: str) -> None:
     with conn.cursor() as cursor:
         cursor.execute(sql)
     conn.close()
+
+
+def pg_database_exists(server_url: str, name: str) -> bool:
+    """Whether the server has a database called `name`."""
+    import psycopg2
+
+    conn = psycopg2.connect(f"{server_url}/postgres")
+    with conn.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
+        found = cursor.fetchone() is not None
+    conn.close()
+    return found

@@ -13,7 +13,8 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from ..access import JobResults, lead_page
-from ..browse import BrowseFilter, Choices, conversation_cards, page_rows, result_page
+from ..browse import BrowseFilter, Choices, conversation_cards, page_rows
+from ..browse_pages import result_page
 from ..intake.llm import off_reason
 from ..intake.splitting import original_turns, why_not_split
 from ..messages import text_view
@@ -34,7 +35,7 @@ def browse(request: HttpRequest, study: Study) -> HttpResponse:
     if not form.is_valid():
         return render(request, "annotation/lead/browse.html", ctx, status=400)
     text = form.cleaned_data.get("q", "")
-    page = result_page(form.conversations(study), request.GET.get("page"), PAGE_SIZE, text)
+    page = result_page(form.results(study), request.GET.get("page"), PAGE_SIZE)
     rows = page_rows(list(page), text)
     ctx.update(page=page, rows=rows, query=urlencode(form.query_string()), llm_off=off_reason())
     return render(request, "annotation/lead/browse.html", ctx)

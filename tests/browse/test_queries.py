@@ -5,7 +5,11 @@ benchmarks/browse_bench.py measures the text search on PostgreSQL)."""
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
+from annotation import browse_pages
+from annotation.models import Conversation, Turn
 from tests.factories import ROLLBACK, label, make_group, make_user
 
 from .helpers import browse_url, conversation_url, listed, make_browsable
@@ -16,6 +20,11 @@ from .helpers import browse_url, conversation_url, listed, make_browsable
 # and of the turns), the count, the page's ids, its rows, their groups and their states
 BROWSE_QUERIES = 14
 BROWSE_QUERIES_CACHED = 12
+# a text searched on PostgreSQL: the planner's estimate of its share of the turns and the
+# number of turns, which choose how to find it (browse_pages)
+ESTIMATE = 2 if connection.vendor == "postgresql" else 0
+CONTROL = ("BEGIN", "SAVEPOINT", "RELEASE", "COMMIT", "ROLLBACK")
+PLANNER = ("SELECT current_setting('random_page_cost')", "SELECT set_config('random_page_cost'")
 # the same four, then the conversation, its turns, groups (annotators, judges), states,
 # the cards hidden from the lead, labels (types), consensus (types), study gold (types);
 # splitting: whether it may be split (its assignments), its split proposals, its LLM jobs
@@ -47,7 +56,7 @@ def test_the_browser_costs_the_same_queries_for_5_or_60_conversations(
         response = lead_client.get(browse_url())
     assert listed(response)
     params = {"q": "function", "state": "open", "model": "m1", "min_turns": 1, "page": 1}
-    with django_assert_max_num_queries(BROWSE_QUERIES_CACHED):
+    with django_assert_max_num_queries(BROWSE_QUERIES_CACHED + ESTIMATE):
         response = lead_client.get(browse_url(), params)
     assert listed(response)
 
@@ -65,3 +74,37 @@ def test_the_conversation_page_costs_the_same_for_2_or_25_cards(
     with django_assert_max_num_queries(CONVERSATION_QUERIES):
         response = lead_client.get(conversation_url(conversation))
     assert response.text.count('data-code="code_rollback"') >= n_turns * 3 * 3
+
+
+@pytest.mark.parametrize("n", [200, 2000])
+@pytest.mark.parametrize("way", ["index", "walk"])
+def test_a_common_texts_search_costs_the_same_queries_for_200_or_2000_conversations(
+    lead_client, study, n, way, monkeypatch
+):
+    """A text in every third conversation, past the count's cap (60 here): whichever way
+    finds it, the page costs the same queries at both sizes (the walk: as many batches, as
+    they are sized by the matches found so far, not by the study)."""
+    monkeypatch.setattr(browse_pages, "COUNT_CAP", 60)
+    monkeypatch.setattr(browse_pages, "FIRST_BATCH", 50)
+    monkeypatch.setattr(browse_pages, "_cheaper_way", lambda text, need: way)
+    conversations = Conversation.objects.bulk_create(
+        Conversation(study=study, external_id=f"c{i}", key=f"c{i}", source_format="native")
+        for i in range(n)
+    )
+    Turn.objects.bulk_create(
+        Turn(
+            conversation=c,
+            index=1,
+            user_text=f"ask {i}",
+            reply_text=f"reply {i}" + (" the edge case" if i % 3 == 0 else ""),
+        )
+        for i, c in enumerate(conversations)
+    )
+    lead_client.get(browse_url())  # warm: the form's choices
+    with CaptureQueriesContext(connection) as queries:
+        response = lead_client.get(browse_url(), {"q": "edge case"})
+    assert "More than 60 conversations" in response.text
+    counted = [q for q in queries.captured_queries if not q["sql"].startswith(CONTROL + PLANNER)]
+    # the index: one query for the page; the walk: two batches of the conversations (the way
+    # is given: no estimate asked)
+    assert len(counted) == (11 if way == "walk" else 10)

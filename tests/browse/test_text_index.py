@@ -5,7 +5,9 @@ trigram on SQLite, kept by triggers whatever writes the turns; pg_trgm GIN on Po
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from unittest import mock
 
 import pytest
 from django.db import connection, transaction
@@ -13,6 +15,7 @@ from django.db.models import Exists, OuterRef, Q
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from annotation import browse_pages
 from annotation.browse import BrowseFilter, Choices
 from annotation.db import textsearch
 from annotation.db.textsearch import FTS_TABLE, PG_INDEXES, ensure_text_index, turns_containing
@@ -128,7 +131,37 @@ def check_same_results(study, world) -> None:
             found = searched(study, query)
             if found is not None and query.strip():
                 assert found == todays_conversations(study, query.strip()), query
+                check_pages(study, query, sorted(found))
         transaction.set_rollback(True)
+
+
+def check_pages(study, query: str, expected: list[int]) -> None:
+    """Page after page of one result a page, counted up to a cap of 2 (so that a world of a
+    few conversations passes it) and walked a conversation at a time: each way lists every
+    result in order, says "more than 2" exactly while more than max(2, the pages so far)
+    are left to find, and counts them all when asked."""
+    form = BrowseFilter({"q": query}, choices=Choices.read(study), groups=[])
+    assert form.is_valid(), form.errors
+    results = form.results(study)
+    with (
+        mock.patch.object(browse_pages, "COUNT_CAP", 2),
+        mock.patch.object(browse_pages, "FIRST_BATCH", 1),
+    ):
+        for way in ["index", "walk"]:
+            listed_ids, number = [], 1
+            while True:
+                page = browse_pages.result_page(results, number, 1, way=way)
+                listed_ids += list(page)
+                capped = len(expected) > max(2, number)
+                assert page.paginator.capped == capped, (query, way, number)
+                if not capped:
+                    assert page.paginator.count == len(expected), (query, way, number)
+                if not page.has_next():
+                    break
+                number += 1
+            assert listed_ids == expected, (query, way)
+        everything = dataclasses.replace(results, count_all=True)
+        assert browse_pages.result_page(everything, 1, 1).paginator.count == len(expected)
 
 
 SETTINGS = settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
