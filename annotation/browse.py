@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from django import forms
 from django.core.cache import cache
-from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce, Substr
 
@@ -35,6 +35,7 @@ from .models import (
     Conversation,
     Group,
     Study,
+    StudyFigures,
     StudyGold,
     Turn,
     study_gold_of,
@@ -99,14 +100,21 @@ class Choices:
         DISTINCT over every conversation's and turn's metadata (half a second at 10,000
         conversations: the JSON is stored compressed), and they change only when an import
         adds conversations or a partial one is removed (metadata is never edited). One
-        small aggregate query when cached."""
+        query when cached, whatever the study's size: its conversations (kept figures),
+        those of imports under way (an import's size) and the last visible one's id. Ids
+        only grow, so a conversation added moves the last id, one removed the number (and
+        an import done, the number under way)."""
+        conversations = Conversation.objects.filter(study=study)
+        last = conversations.visible().order_by("-id").values("id")[:1]
+        under_way = conversations.under_way().values("study_id").annotate(n=Count("id")).values("n")
         stamp = (
-            Conversation.objects.filter(study=study)
-            .visible()
-            .aggregate(n=Count("id"), last=Max("id"), at=Max("created_at"))
+            StudyFigures.objects.filter(study=study)
+            .values_list("conversations")
+            .annotate(last=Subquery(last), under_way=Subquery(under_way))
+            .values_list("conversations", "under_way", "last")
+            .first()
         )
-        at = stamp["at"].timestamp() if stamp["at"] else 0
-        key = f"browse-choices:{study.pk}:{stamp['n']}:{stamp['last']}:{at}"
+        key = "browse-choices:" + ":".join(str(part) for part in (study.pk, *(stamp or ())))
         choices = cache.get(key)
         if choices is None:
             choices = cls.read(study)

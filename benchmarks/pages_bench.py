@@ -16,7 +16,10 @@ run on a study reused from before it had one). The browser's text search is time
 common text and a rare one: "edge case" is in about one turn in seven (a follow-up asks
 "What about the edge case where ...", and a user message in 200 gets "the edge case of an
 empty input"): 40,945 of 299,881 turns at 100,000 conversations, the hard case for an index;
-RARE, a request with that addition, is in 2 turns there (seed 25).
+RARE, a request with that addition, is in 2 turns there (seed 25); MIDDLING, "fly before
+dawn", in 3,300 (one in 90). The common text's results are counted up to 1,000 (the page
+says "more than 1,000"); its tenth page, and the same search with every match counted
+(`count=all`, asked for by the lead), are timed too.
 The database named by DATABASE_URL is dropped and made again (PostgreSQL; SQLite only with
 --sqlite, in var/bench-pages/), unless --reuse finds a study of the same --n built there
 before. Expect a build of about a minute per 100,000 conversations on this machine."""
@@ -43,6 +46,9 @@ EDGE = 200  # one user message in EDGE gets "the edge case of an empty input" ad
 # in 2 turns at --n 100000 (a first turn's "we need to cook the inflation asap." with that
 # addition): the browser's search for a rare text
 RARE = "we need to cook the inflation asap. Please also think"
+# in about one turn in 90 (a translation of a fox, an owl... that wanted to fly before dawn):
+# common enough that the whole search reads thousands of matches, too rare for a short walk
+MIDDLING = "fly before dawn"
 CHUNK = 20_000  # conversations written a batch at a time
 PASSWORD = "bench-" + "password"
 
@@ -390,8 +396,26 @@ def pages() -> list[tuple[str, str, str, dict]]:
         ),
         (
             "lead",
+            'browser, "edge case", page 10',
+            reverse("lead_browse", args=s) + "?q=edge+case&page=10",
+            {},
+        ),
+        (
+            "lead",
+            f'browser, search "{MIDDLING}"',
+            reverse("lead_browse", args=s) + "?" + urlencode({"q": MIDDLING}),
+            {},
+        ),
+        (
+            "lead",
             "browser, search rare",
             reverse("lead_browse", args=s) + "?" + urlencode({"q": RARE}),
+            {},
+        ),
+        (
+            "lead",
+            'browser, "edge case", count all',  # asked for: every match read
+            reverse("lead_browse", args=s) + "?q=edge+case&count=all",
             {},
         ),
         ("lead", "moderation queue", reverse("moderate_queue", args=s), {}),

@@ -44,6 +44,10 @@ class ConversationQuerySet(models.QuerySet):
         outside a job (the command line, the demo) have no job and are always visible."""
         return self.exclude(import_job__in=_unfinished_imports())
 
+    def under_way(self):
+        """The conversations of an import not done yet: those `visible` leaves out."""
+        return self.filter(import_job__in=_unfinished_imports())
+
     def unassigned(self):
         """Conversations of the set that no group has yet (a set-aside one is never offered
         for assignment)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.models import CardState, CardStatus
+from annotation.models import CardState, CardStatus, Conversation, Job, JobKind, JobStatus
 from tests.factories import label
 
 from .helpers import browse_url, listed, make_browsable, options
@@ -270,3 +270,20 @@ def test_it_shows_and_filters_by_modality(lead_client, study, world):
     assert listed(lead_client.get(browse_url(), {"modality": "ide"})) == {"cursor-1"}
     unknown = listed(lead_client.get(browse_url(), {"modality": "unknown"}))
     assert unknown == {"wc-en", "wc-zh", "lmsys-77", "agent-run", "wc-nolang"}
+
+
+def test_an_import_under_way_brings_its_values_once_done_and_a_removed_one_takes_them(
+    lead_client, world, study
+):
+    """The cached choices follow the conversations a lead may see (their stamp: the study's
+    kept count, those of imports under way, the last visible id): an import's values appear
+    when it is done, not before, and go with its conversations."""
+    job = Job.objects.create(study=study, kind=JobKind.IMPORT, status=JobStatus.RUNNING)
+    assert "mistral-7b" not in options(lead_client.get(browse_url()), "model")
+    new = make_browsable(study, "new", metadata={"model": "Mistral-7B"})
+    Conversation.objects.filter(pk=new.pk).update(import_job=job)
+    assert "mistral-7b" not in options(lead_client.get(browse_url()), "model")
+    Job.objects.filter(pk=job.pk).update(status=JobStatus.DONE)
+    assert "mistral-7b" in options(lead_client.get(browse_url()), "model")
+    Conversation.objects.filter(pk=new.pk).delete()  # as a rolled-back import removes its own
+    assert "mistral-7b" not in options(lead_client.get(browse_url()), "model")
