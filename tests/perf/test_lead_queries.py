@@ -35,9 +35,10 @@ PINNED = {
     # the latest kept tables (a `times` job), a job in progress, the times lock (one query:
     # the lead annotates nothing); no episode time kept, so no episode query
     ("lead", "time per card"): 8,
-    # the page and its total in one query (browse_pages); on PostgreSQL first the planner's
-    # estimate of the text's share, which chooses how to find it
-    ("lead", "browser search"): 10 + (2 if connection.vendor == "postgresql" else 0),
+    # the page and its total in one query (browse_pages), its rows' turns, then their states;
+    # on PostgreSQL first the planner's estimate of the text's share, which chooses how to
+    # find it
+    ("lead", "browser search"): 11 + (2 if connection.vendor == "postgresql" else 0),
     # a page of escalated cards, then of disputed ones: a query and two prefetches each
     ("lead", "moderation queue"): 14,
     ("moderator", "moderation queue"): 14,
