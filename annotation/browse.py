@@ -38,6 +38,7 @@ from .models import (
     StudyFigures,
     StudyGold,
     Turn,
+    study_conversation_counts,
     study_gold_of,
 )
 
@@ -258,7 +259,10 @@ class BrowseFilter(forms.Form):
         """The search as asked (browse_pages.Results): the conversations matching every
         filter but the text, the text, and whether all its matches are to be counted."""
         f = self.cleaned_data
-        return Results(self._others(study), f.get("q", ""), f.get("count") == COUNT_ALL)
+        filtered = any(f.get(name) not in ("", None) for name in self.fields if name != "count")
+        # no filter at all: the study's visible conversations, counted by the kept figures
+        total = None if filtered else study_conversation_counts(study)["conversations"]
+        return Results(self._others(study), f.get("q", ""), f.get("count") == COUNT_ALL, total)
 
     def _others(self, study: Study) -> QuerySet[Conversation]:
         f = self.cleaned_data

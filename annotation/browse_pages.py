@@ -1,11 +1,13 @@
 """The pages of the conversation browser's results (issue 25): the page asked for and how
 many conversations match, in a time that does not grow with the study.
 
-Every page lists exactly the conversations today's search finds, in import order (id). The
-number of results is counted up to `COUNT_CAP`; past it the page says "more than 1,000"
-and offers to count them all (`count=all`: the whole search, as before, exact and slower on
-a big study). An exact count of a text in one turn in seven reads every matching turn: 41,000
-at 100,000 conversations (0.2 s), ten times that at 1,000,000 (2 s), whatever index finds them.
+Every page lists exactly the conversations today's search finds, in import order (id). With
+no filter, their number is the study's kept figure. With any filter (a text, a state, a
+model...), it is counted up to `COUNT_CAP`; past it the page says "more than 1,000" and
+offers to count them all (`count=all`: the whole search, as before, exact and slower on a
+big study: a card state filter counts over every card). An exact count of a text in one
+turn in seven reads every matching turn: 41,000 at 100,000 conversations (0.2 s), ten times
+that at 1,000,000 (5 s), whatever index finds them.
 
 A text search is answered one of two ways, with the same result:
 - **By the index** (db/textsearch.py): every matching turn of the database is found through
@@ -48,11 +50,13 @@ SLACK = 1.1  # a batch is sized for the matches still needed at the density seen
 @dataclass(frozen=True)
 class Results:
     """One search as asked: the conversations passing every filter but the text (`others`),
-    the text (may be empty), and whether every match is to be counted."""
+    the text (may be empty), whether every match is to be counted, and the number of
+    `others` when it is known without counting them (no filter: the kept figures)."""
 
     others: QuerySet
     text: str = ""
     count_all: bool = False
+    total: int | None = None
 
     @property
     def everything(self) -> QuerySet:
@@ -68,16 +72,29 @@ def result_page(results: Results, number, per_page: int, way: str | None = None)
     COUNT_CAP + 1 with `capped` set when there are more than COUNT_CAP (and they were not all
     asked for). `way` forces "index" or "walk" (tests); by default the cheaper."""
     with index_plan(results.text):
-        if not results.text or results.count_all:
-            pages = ResultPages(results.everything, per_page)
-            return pages.get_page(number)
+        if not results.text and results.total is not None:
+            return KnownPages(results.everything, per_page, results.total).get_page(number)
         wanted = _page_number(number)
-        if wanted is None:  # below the first: Django's answer is the last page, all counted
+        if results.count_all or wanted is None:  # below the first: Django's last page
             return ResultPages(results.everything, per_page).get_page(number)
         need = max(COUNT_CAP, wanted * per_page) + 1
-        way = way or _cheaper_way(results.text, need)
-        found = _walk(results, need) if way == "walk" else _by_index(results, need)
+        if results.text:
+            way = way or _cheaper_way(results.text, need)
+            found = _walk(results, need) if way == "walk" else _by_index(results, need)
+        else:  # other filters alone: the first `need` in id order
+            found = _by_index(results, need)
         return CappedPages(found, per_page, capped=len(found) >= need).get_page(number)
+
+
+class KnownPages(Paginator):
+    """Pages whose number of results is known without counting them (`total`): a page is a
+    slice of `conversations`' ids."""
+
+    capped = False
+
+    def __init__(self, conversations: QuerySet, per_page: int, total: int):
+        super().__init__(conversations.values_list("pk", flat=True), per_page)
+        self.__dict__["count"] = total  # Paginator.count is cached
 
 
 class CappedPages(Paginator):

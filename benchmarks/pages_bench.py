@@ -388,6 +388,13 @@ def pages() -> list[tuple[str, str, str, dict]]:
         ("lead", "jobs (panel, htmx)", reverse("job_list", args=s), htmx),
         ("lead", "report", reverse("report", args=s), {}),
         ("lead", "time per card", reverse("lead_card_times", args=s), {}),
+        ("lead", "browser, no filter", reverse("lead_browse", args=s), {}),
+        (
+            "lead",
+            "browser, disputed cards",
+            reverse("lead_browse", args=s) + "?state=disputed",
+            {},
+        ),
         (
             "lead",
             'browser, search "edge case"',

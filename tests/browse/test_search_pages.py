@@ -21,7 +21,7 @@ from annotation import browse_pages
 from annotation.browse import BrowseFilter, Choices
 from annotation.browse_pages import ResultPages
 from annotation.db.textsearch import PG_INDEXES, estimated_share, index_plan
-from annotation.models import Conversation, Turn
+from annotation.models import Conversation, Job, JobKind, JobStatus, Turn
 from annotation.views.browse import PAGE_SIZE
 
 from .helpers import browse_url
@@ -338,3 +338,50 @@ def test_the_walk_reads_the_turns_by_their_conversation_on_postgresql(study):
             assert "annotation_turn_conversation_id" in plan, plan
             assert "_trgm" not in plan, plan
             assert "Seq Scan on annotation_turn" not in plan, plan
+
+
+# -- no text: no filter at all, or other filters ------------------------------------------------
+
+
+def test_with_no_filter_every_conversation_is_counted_from_the_kept_figures(lead_client, study):
+    """The landing page: every visible conversation, in order, their number exact (the kept
+    figures, less an import under way), however many."""
+    _study_of(study, N, 3)
+    job = Job.objects.create(study=study, kind=JobKind.IMPORT, status=JobStatus.RUNNING)
+    hidden = Conversation.objects.filter(study=study).order_by("id")[:5]
+    Conversation.objects.filter(pk__in=[c.pk for c in hidden]).update(import_job=job)
+    expected = list(
+        Conversation.objects.filter(study=study)
+        .visible()
+        .order_by("id")
+        .values_list("pk", flat=True)
+    )
+    seen, query = [], ""
+    while query is not None:
+        response = lead_client.get(browse_url() + "?" + query)
+        assert count_shown(response) == len(expected) == N - 5
+        seen += ids_listed(response)
+        query = _next_link(response)
+    assert seen == expected
+
+
+def test_other_filters_past_the_cap_say_more_than_and_count_all_when_asked(
+    lead_client, study, small_cap
+):
+    """A filter other than the text (here: at least 2 turns, which all have) is counted up to
+    the cap too; its pages list every result and "count them all" counts them."""
+    _study_of(study, N, 3)
+    expected = list(
+        Conversation.objects.filter(study=study).order_by("id").values_list("pk", flat=True)
+    )
+    seen, query = [], "min_turns=2"
+    shown = []
+    while query is not None:
+        response = lead_client.get(browse_url() + "?" + query)
+        shown.append(count_shown(response))
+        seen += ids_listed(response)
+        query = _next_link(response)
+    assert seen == expected
+    assert shown == ["more than 60", "more than 60", "more than 60", N]
+    response = lead_client.get(browse_url(), {"min_turns": 2, "count": "all"})
+    assert count_shown(response) == N
