@@ -6,34 +6,32 @@ state row: episodes/rounds.py), a few queries, none for a study without episode 
 
 from __future__ import annotations
 
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Q, QuerySet, Sum
 
 from ...episodes.moderation import Waiting, moderated_episodes
 from ...forms import MyCardsFilter
 from ...models import (
-    Annotation,
-    Assignment,
     CardState,
     CardStatus,
     Group,
     Membership,
     Role,
     Study,
-    Turn,
     Unit,
     queue,
 )
-from ...models.queue import KeptCards
-from ...opensort import tagging
+from ...models.figures import STATUSES, GroupFigures
+from ...models.queue import KeptCards, QueueProgress
 
 # --- the home page -----------------------------------------------------------------------
 
 
 def studies_progress(user, studies: list[Study]) -> list[dict]:
     """One row per study: {study, done, total} (my round-1 labels or open-sort tag sets, my
-    cards) and, where I lead, `states`: the study's cards per state, summed over its groups (a
-    card shared by two groups counts in each). Seven queries at most, whatever the number of
-    studies."""
+    cards: as on the study's page) and, where I lead, `states`: the study's cards per state,
+    summed over its groups (a card shared by two groups counts in each). Read from the kept
+    rows (models/queue.QueueProgress, models/figures.GroupFigures): three queries, whatever
+    the number of studies or of their cards."""
     ids = [s.pk for s in studies]
     if not ids:
         return []
@@ -42,54 +40,38 @@ def studies_progress(user, studies: list[Study]) -> list[dict]:
     else:
         memberships = Membership.objects.filter(user=user, study_id__in=ids, role=Role.LEAD)
         leads = set(memberships.values_list("study_id", flat=True))
-    mine = Turn.objects.filter(
-        conversation__study_id__in=ids, conversation__assignments__group__annotators=user
-    )
-    totals = _count_by(mine, "conversation__study_id")
-    labelled = Annotation.objects.filter(
-        turn__in=mine.values("pk"), annotator=user, round=1, is_current=True
-    )
-    done = _count_by(labelled, "turn__conversation__study_id")
-    # cards tagged in an open sort count as done too (once: not those labelled since)
-    tagged = tagging.tagged_without_labels(user).filter(turn__in=mine.values("pk"))
-    for study_id, n in _count_by(tagged, "turn__conversation__study_id").items():
-        done[study_id] = done.get(study_id, 0) + n
+    mine = QueueProgress.objects.filter(annotator_id=user.pk, study_id__in=ids)
+    progress = {
+        pk: (done, cards) for pk, done, cards in mine.values_list("study_id", "done", "cards")
+    }
     states = _states_by_study(sorted(leads))
     rows = []
     for study in studies:
-        row = {"study": study, "done": done.get(study.pk, 0), "total": totals.get(study.pk, 0)}
+        done, total = progress.get(study.pk, (0, 0))
+        row = {"study": study, "done": done, "total": total}
         if study.pk in leads:
             row["states"] = states[study.pk]
         rows.append(row)
     return rows
 
 
-def _count_by(qs: QuerySet, field: str) -> dict[int, int]:
-    return dict(qs.order_by().values_list(field).annotate(n=Count("pk")))
-
-
 def _states_by_study(ids: list[int]) -> dict[int, dict[str, int]]:
-    """{study id: {status: cards}}; cards nobody labelled yet have no state row: open."""
+    """{study id: {status: cards}} from the groups' kept figures; cards nobody labelled yet
+    have no state row: open."""
     if not ids:
         return {}
-    cards = dict(
-        Assignment.objects.filter(group__study_id__in=ids)
+    rows = (
+        GroupFigures.objects.filter(group__study_id__in=ids)
         .order_by()
         .values_list("group__study_id")
-        .annotate(n=Sum("conversation__n_turns"))
-    )
-    rows = (
-        CardState.objects.filter(group__study_id__in=ids)
-        .order_by()
-        .values_list("group__study_id", "status")
-        .annotate(n=Count("pk"))
+        .annotate(cards=Sum("cards"), **{status: Sum(status) for status in STATUSES})
     )
     out = {pk: dict.fromkeys(CardStatus.values, 0) for pk in ids}
-    for study_id, status, n in rows:
-        out[study_id][status] = n
-    for study_id, counts in out.items():
+    for study_id, cards, *by_status in rows:
+        counts = out[study_id]
+        counts.update(zip(STATUSES, by_status, strict=True))
         decided = sum(n for status, n in counts.items() if status != CardStatus.OPEN)
-        counts[CardStatus.OPEN] = (cards.get(study_id) or 0) - decided
+        counts[CardStatus.OPEN] = (cards or 0) - decided
     return out
 
 
