@@ -258,13 +258,14 @@ def round1_hidden_q(
     if not getattr(user, "is_authenticated", False):
         return Q(pk__in=[])
     if per_row:
-        return Q(_round1_hidden_card(user, study, OuterRef(turn))) & ~Q(**{who: user})
+        return Q(round1_hidden_card(user, study, OuterRef(turn))) & ~Q(**{who: user})
     return Q(**{f"{turn}__in": round1_hidden_from(user, study)}) & ~Q(**{who: user})
 
 
-def _round1_hidden_card(user, study: Study | None, turn_id) -> Exists:
+def round1_hidden_card(user, study: Study | None, turn_id) -> Exists:
     """round1_hidden_from's rule for one card (`turn_id`, an OuterRef): a card of a group
-    `user` annotates whose state in that group is still open (or has none)."""
+    `user` annotates whose state in that group is still open (or has none). Asked of each
+    row (index seeks), for a page's rows or where the rows are few."""
     turns = Turn.objects.filter(pk=turn_id, conversation__assignments__group__annotators=user)
     if study is not None:
         turns = turns.filter(conversation__study=study)

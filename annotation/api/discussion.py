@@ -15,7 +15,7 @@ pages' rules (annotation/access.py, annotation/views/discussion.py):
 
 from __future__ import annotations
 
-from django.db.models import Prefetch, Q
+from django.db.models import OuterRef, Prefetch, Q
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.decorators import api_view, parser_classes
@@ -31,6 +31,7 @@ from ..access import (
     get_study_for_lead,
     get_study_for_user,
     group_annotations,
+    round1_hidden_card,
     round1_hidden_from,
     round1_hidden_q,
 )
@@ -90,15 +91,21 @@ def disputes(request: Request, slug: str) -> Response:
     ]
     current = (
         Annotation.objects.current()
-        .exclude(round1_hidden_q(request.user, study))
+        .exclude(round1_hidden_q(request.user, study, per_row=True))  # a page's cards
         .select_related("annotator", "evidence_turn")
         .prefetch_related("types")
         .order_by("annotator__username")
     )
+    states = CardState.objects.filter(group__in=groups.values("pk"), status__in=statuses)
+    # a card disputed or escalated in a group I annotate has left round 1 for me: only the
+    # other groups' states (those I moderate or lead) can be of a card still blind for me,
+    # asked of each such row rather than against every card hidden from me (issue 25)
+    annotated = list(study.groups.filter(annotators=request.user).values_list("pk", flat=True))
+    if annotated:
+        blind = Q(round1_hidden_card(request.user, study, OuterRef("turn_id")))
+        states = states.exclude(~Q(group_id__in=annotated) & blind)
     states = (
-        CardState.objects.filter(group__in=groups.values("pk"), status__in=statuses)
-        .exclude(turn_id__in=round1_hidden_from(request.user, study))
-        .select_related("turn__conversation", "group")
+        states.select_related("turn__conversation", "group")
         .defer("turn__reply_text", "turn__reply_parts", "turn__metadata", "turn__user_text")
         .prefetch_related(
             Prefetch("turn__annotations", queryset=current, to_attr="current"),
