@@ -109,12 +109,21 @@ def conversation_named(study, name: str, field: str = "conversation") -> int | N
     return found[0].pk if found else None
 
 
-def paginate(request: Request, queryset: QuerySet, serializer_class, **context) -> Response:
+def paginate(
+    request: Request, queryset: QuerySet, serializer_class, *, load=None, **context
+) -> Response:
     """One page of `queryset` (`?page=`, checked by read_query first: 400 if it is not a
-    positive integer, 404 past the last page)."""
+    positive integer, 404 past the last page). `load`: the page is found over the ids of
+    `queryset` alone, then `load(ids)` reads its rows with what they show (joins, prefetches):
+    a join done before the ORDER BY's LIMIT would be done for every row of the list."""
     read_query(request, PageQuerySerializer)
     paginator = PageNumberPagination()
-    page = paginator.paginate_queryset(queryset, request)
+    if load is None:
+        page = paginator.paginate_queryset(queryset, request)
+    else:
+        ids = paginator.paginate_queryset(queryset.values_list("pk", flat=True), request)
+        rows = {row.pk: row for row in load(ids)}
+        page = [rows[pk] for pk in ids]
     data = serializer_class(page, many=True, context=context).data
     return paginator.get_paginated_response(data)
 

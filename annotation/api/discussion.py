@@ -104,16 +104,18 @@ def disputes(request: Request, slug: str) -> Response:
     if annotated:
         blind = Q(round1_hidden_card(request.user, study, OuterRef("turn_id")))
         states = states.exclude(~Q(group_id__in=annotated) & blind)
-    states = (
-        states.select_related("turn__conversation", "group")
+    rows = (
+        CardState.objects.select_related("turn__conversation", "group")
         .defer("turn__reply_text", "turn__reply_parts", "turn__metadata", "turn__user_text")
         .prefetch_related(
             Prefetch("turn__annotations", queryset=current, to_attr="current"),
             "group__annotators",
         )
-        .order_by("-status", "updated_at", "pk")
     )
-    return paginate(request, states, DisputeOutputSerializer)
+    states = states.order_by("-status", "updated_at", "pk")
+    return paginate(
+        request, states, DisputeOutputSerializer, load=lambda ids: rows.filter(pk__in=ids)
+    )
 
 
 @extend_schema(
