@@ -13,6 +13,7 @@ import re
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from drf_spectacular.extensions import (
     OpenApiSerializerExtension,
@@ -110,14 +111,23 @@ def conversation_named(study, name: str, field: str = "conversation") -> int | N
 
 
 def paginate(
-    request: Request, queryset: QuerySet, serializer_class, *, load=None, **context
+    request: Request,
+    queryset: QuerySet,
+    serializer_class,
+    *,
+    load=None,
+    count: int | None = None,
+    **context,
 ) -> Response:
     """One page of `queryset` (`?page=`, checked by read_query first: 400 if it is not a
     positive integer, 404 past the last page). `load`: the page is found over the ids of
     `queryset` alone, then `load(ids)` reads its rows with what they show (joins, prefetches):
-    a join done before the ORDER BY's LIMIT would be done for every row of the list."""
+    a join done before the ORDER BY's LIMIT would be done for every row of the list.
+    `count`: the number of rows, when it is known without counting them (kept figures)."""
     read_query(request, PageQuerySerializer)
     paginator = PageNumberPagination()
+    if count is not None:
+        paginator.django_paginator_class = _counted(count)
     if load is None:
         page = paginator.paginate_queryset(queryset, request)
     else:
@@ -126,6 +136,17 @@ def paginate(
         page = [rows[pk] for pk in ids]
     data = serializer_class(page, many=True, context=context).data
     return paginator.get_paginated_response(data)
+
+
+def _counted(count: int) -> type[Paginator]:
+    """A Paginator whose number of rows is `count`, known beforehand."""
+
+    class Counted(Paginator):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.__dict__["count"] = count  # Paginator.count is a cached property
+
+    return Counted
 
 
 def page_of(serializer_class) -> type[serializers.Serializer]:

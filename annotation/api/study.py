@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ..access import get_moderated_groups, get_study_for_lead, get_study_for_user
-from ..models import Conversation, Group, Turn
+from ..models import Conversation, Group, Turn, study_conversation_counts
 from .common import PageQuerySerializer, page_of, paginate, read_query, responses
 from .outputs import (
     ConversationOutputSerializer,
@@ -52,7 +52,17 @@ def conversations(request: Request, slug: str) -> Response:
     rows = (
         study.conversations.visible()
         .prefetch_related(Prefetch("groups", queryset=Group.objects.only("id", "name")))
-        .only("id", "external_id", "key", "n_turns", "source_format", "set_aside", "created_at")
+        # the study too: a prefetch reads it (a query a row when deferred)
+        .only(
+            "id",
+            "study_id",
+            "external_id",
+            "key",
+            "n_turns",
+            "source_format",
+            "set_aside",
+            "created_at",
+        )
     )
     if "group" in query:
         rows = rows.filter(groups__name=query["group"])
@@ -60,7 +70,10 @@ def conversations(request: Request, slug: str) -> Response:
         rows = rows.filter(external_id=query["external_id"])
     if "key" in query:
         rows = rows.filter(key=query["key"])
-    return paginate(request, rows.order_by("id"), ConversationOutputSerializer)
+    filtered = any(name in query for name in ("group", "external_id", "key"))
+    # every visible conversation: their number is the kept figures', not a count
+    count = None if filtered else study_conversation_counts(study)["conversations"]
+    return paginate(request, rows.order_by("id"), ConversationOutputSerializer, count=count)
 
 
 @extend_schema(

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 def _listed(user) -> set[tuple[int, str]]:
     response = token_client(user).get("/api/studies/s1/disputes/")
     assert response.status_code == 200, response.content
-    return {(row["turn"], row["group"]) for row in response.json()["results"]}
+    return {(row["turn_id"], row["group"]) for row in response.json()["results"]}
 
 
 def test_a_lead_who_labels_the_card_elsewhere_sees_its_dispute_after_round_1(

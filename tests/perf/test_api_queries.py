@@ -1,0 +1,54 @@
+"""What the API's lists cost in queries (issue 25): the same on a study ten times bigger, so
+that no list makes a query per row, and its count is the kept figures' where nothing filters
+it."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from annotation.models import Conversation
+from tests.factories import label, make_conversation, make_group, make_user, token_client
+
+pytestmark = pytest.mark.django_db
+
+LISTS = ["conversations", "disputes", "annotations", "cards"]
+
+
+def _build(study, start: int, stop: int, group, other, annotators) -> None:
+    for i in range(start, stop):
+        conversation = make_conversation(study, f"c{i}", n_turns=2, group=group)
+        if i % 2:
+            Conversation.objects.filter(pk=conversation.pk).assign(other)
+        turn = conversation.turns.get(index=1)
+        label(turn, annotators[0], *(["code_rollback"] if i % 3 == 0 else []))
+        label(turn, annotators[1])
+
+
+def _costs(users) -> dict[tuple[str, str], int]:
+    out = {}
+    for who, user in users.items():
+        client = token_client(user)
+        for name in LISTS:
+            url = f"/api/studies/s1/{name}/"
+            client.get(url)
+            with CaptureQueriesContext(connection) as queries:
+                response = client.get(url)
+            if response.status_code == 200:
+                out[(who, name)] = len(queries.captured_queries)
+    return out
+
+
+def test_the_api_lists_cost_the_same_queries_for_3_or_30_conversations(study, lead):
+    """As a lead who annotates in another group (the blindness rule is asked) and as an
+    annotator: a third of the cards disputed, half the conversations shared."""
+    annotators = [make_user("ann1"), make_user("ann2")]
+    group = make_group(study, "g", annotators)
+    other = make_group(study, "h", [lead])
+    _build(study, 0, 3, group, other, annotators)
+    small = _costs({"lead": lead, "annotator": annotators[0]})
+    _build(study, 3, 30, group, other, annotators)
+    big = _costs({"lead": lead, "annotator": annotators[0]})
+    assert ("lead", "conversations") in big and ("annotator", "disputes") in big
+    assert big == small
