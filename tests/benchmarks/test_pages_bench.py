@@ -14,6 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [
     "next card (queue/, to the card)",
+    "home (my studies)",
     "a card",
     "study home",
     "my cards",
@@ -23,7 +24,12 @@ PAGES = [
     "jobs (panel, htmx)",
     "report",
     "time per card",
+    "browser, no filter",
+    "browser, disputed cards",
     'browser, search "edge case"',
+    'browser, "edge case", page 10',
+    'browser, search "fly before dawn"',
+    'browser, "edge case", count all',
     "moderation queue",
     "conversations",
 ]
