@@ -212,7 +212,7 @@ class BrowseFilter(forms.Form):
     )
     min_turns = forms.IntegerField(required=False, min_value=1, label="Turns from")
     max_turns = forms.IntegerField(required=False, min_value=1, label="Turns to")
-    # a text's matches are counted up to browse_pages.COUNT_CAP unless all are asked for
+    # a search's results are counted up to browse_pages.COUNT_CAP unless all are asked for
     count = forms.ChoiceField(
         required=False,
         choices=[("", f"up to {COUNT_CAP:,}"), (COUNT_ALL, "all")],

@@ -68,9 +68,9 @@ class Results:
 
 
 def result_page(results: Results, number, per_page: int, way: str | None = None) -> Page:
-    """Page `number` of `results`. Its paginator's `count` is the number of results, or
-    COUNT_CAP + 1 with `capped` set when there are more than COUNT_CAP (and they were not all
-    asked for). `way` forces "index" or "walk" (tests); by default the cheaper."""
+    """Page `number` of `results`. Its paginator's `count` is the number of results; with
+    `capped` set, the number found so far, when there are more than COUNT_CAP (and they were
+    not all asked for). `way` forces "index" or "walk" (tests); by default the cheaper."""
     with index_plan(results.text):
         if not results.text and results.total is not None:
             return KnownPages(results.everything, per_page, results.total).get_page(number)
