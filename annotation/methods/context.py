@@ -7,19 +7,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from django.db.models import Count, Min
+from django.db.models import Min
 
 from ..access import judges_visible_to
 from ..models import (
-    Assignment,
     Conversation,
     Group,
+    GroupFigures,
     Job,
     JobKind,
     JobStatus,
     Phase,
     TagSet,
-    Turn,
 )
 
 
@@ -97,18 +96,11 @@ class Context:
             .order_by("name")
         )
         ids = [g.pk for g in groups]
-        conversations = dict(
-            Assignment.objects.filter(group_id__in=ids)
-            .values_list("group_id")
-            .annotate(n=Count("pk"))
-            .order_by()
-        )
-        cards = dict(
-            Turn.objects.filter(conversation__assignments__group_id__in=ids)
-            .values_list("conversation__assignments__group_id")
-            .annotate(n=Count("pk"))
-            .order_by()
-        )
+        # the groups' kept figures (models/figures.py): no count over the study's cards
+        kept = GroupFigures.objects.filter(group_id__in=ids)
+        conversations, cards = {}, {}
+        for pk, n_conversations, n_cards in kept.values_list("group_id", "conversations", "cards"):
+            conversations[pk], cards[pk] = n_conversations, n_cards
         tagged = set(
             TagSet.objects.filter(group_id__in=ids).values_list("group_id", flat=True).distinct()
         )

@@ -5,7 +5,7 @@
   host, the times of its first and last request: intake/split_run.py) and counts (asked,
   answered, proposed to split, split points, dropped turns, tokens; applied: conversations
   split, parts); and from the rows, what the splitting left: the study's entries
-  (intake/splitcheck/entries.population, the split check's own population), the turns
+  (intake/splitcheck/entries.population_counts, the split check's own population), the turns
   dropped, the proposals by who made them and what became of them.
 - Split check: each split-check study made from this study (its cards name the study as
   their source: source_format "split_check", source_file "study SLUG") with its draw (the
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..access import agreement_locked_reason
 from ..intake.splitcheck import SOURCE_FORMAT, check_of
-from ..intake.splitcheck.entries import population
+from ..intake.splitcheck.entries import population_counts
 from ..models import Conversation, Job, JobKind, JobStatus, SplitProposal, Study
 from .context import Context
 from .steps import Column, Step, interval, kappa, listed, n, plural, share, short, when
@@ -95,14 +95,14 @@ def _proposals(study: Study) -> dict:
 
 def splitting_step(ctx: Context) -> Step:
     jobs = [_job(job) for job in ctx.jobs(JobKind.SPLIT)]
-    found = population(ctx.study)
+    found = population_counts(ctx.study)
     dropped = SplitProposal.objects.filter(
         conversation__study=ctx.study,
         kind=SplitProposal.Kind.DROP,
         status=SplitProposal.Status.APPLIED,
     ).count()
     rows_data = {
-        "entries": len(found),
+        "entries": found.n_entries,
         "split": found.n_split,
         "parts": found.n_parts,
         "left_whole": found.n_whole,

@@ -146,9 +146,24 @@ def drawn(study: Study) -> list[str]:
 # -- the population and the draw --------------------------------------------------------------
 
 
+def counted(study):
+    """The population listed (entry_check.population), after checking that its counts are
+    what the database counts without listing it (population_counts: the form and the
+    methods text)."""
+    found = entry_check.population(study)
+    counts = entry_check.population_counts(study)
+    assert (counts.n_split, counts.n_parts, counts.n_whole) == (
+        found.n_split,
+        found.n_parts,
+        found.n_whole,
+    )
+    assert counts.n_entries == len(found)
+    return found
+
+
 def test_the_population_is_every_entry_the_splitting_left(stub_model):
     source = make_source()
-    found = entry_check.population(source)
+    found = counted(source)
 
     assert sorted(e.external_id for e in found.entries) == sorted(TRUTH)
     assert (found.n_split, found.n_parts, found.n_whole) == (4, 8, 3)
@@ -172,7 +187,7 @@ def test_a_study_wide_splitting_run_makes_every_conversation_it_read_an_entry(st
         for turn in Turn.objects.filter(conversation=conversation):
             Turn.objects.filter(pk=turn.pk).update(user_text=f"[conversation {name}] {turn.index}")
     call_command("split_conversations", "wide", "--apply", stdout=io.StringIO())
-    found = entry_check.population(study)
+    found = counted(study)
     assert found.n_whole == 2  # w (wrongly) and s, left whole, are entries: they can be drawn
     assert sorted(e.external_id for e in found.entries if e.whole) == ["s", "w"]
     assert found.n_split == 1 and found.n_parts == PLAN["a"][2].__len__() + 1
@@ -181,12 +196,12 @@ def test_a_study_wide_splitting_run_makes_every_conversation_it_read_an_entry(st
 def test_a_conversation_nobody_offered_to_the_splitter_is_no_entry(stub_model):
     source = make_source()
     never = Conversation.objects.get(study=source, external_id="never")
-    assert never.pk not in {e.id for e in entry_check.population(source).entries}
+    assert never.pk not in {e.id for e in counted(source).entries}
     # a proposal (the lead's point, dismissed) means it was looked at: left whole, an entry
     SplitProposal.objects.create(
         conversation=never, turn_index=2, source="lead", status="dismissed"
     )
-    assert "never" in {e.external_id for e in entry_check.population(source).entries}
+    assert "never" in {e.external_id for e in counted(source).entries}
 
 
 def test_an_entry_stays_one_when_a_sample_sets_it_aside_and_an_undone_split_gives_back_the_whole(
@@ -196,11 +211,11 @@ def test_an_entry_stays_one_when_a_sample_sets_it_aside_and_an_undone_split_give
     Conversation.objects.filter(study=source, external_id__in=["a#1", "s"]).update(
         set_aside=SetAside.SAMPLE
     )
-    assert len(entry_check.population(source)) == 11
+    assert len(counted(source)) == 11
     from annotation.intake.splitting import unsplit
 
     unsplit(Conversation.objects.get(study=source, external_id="x"))
-    names = {e.external_id for e in entry_check.population(source).entries}
+    names = {e.external_id for e in counted(source).entries}
     assert "x" in names and "x#1" not in names and len(names) == 10
 
 
@@ -596,3 +611,24 @@ def test_an_entry_with_a_dropped_turn_spans_the_original_without_it(stub_model):
     }
     assert marks[2] == (False, False) and marks[1] == marks[3] == (True, True)
     assert [t.original_index for t in shown["split_check"]["entry_turns"]] == [1, 3]
+
+
+def test_a_conversation_a_split_job_named_is_an_entry_left_whole(stub_model):
+    """Named by a split job that started (its `conversations`), with no proposal: the model
+    was asked and left it whole. A queued job asked nothing yet."""
+    source = make_source()
+    never = Conversation.objects.get(study=source, external_id="never")
+    Job.objects.create(
+        study=source,
+        kind=JobKind.SPLIT,
+        status=JobStatus.QUEUED,
+        params={"conversations": [never.pk]},
+    )
+    assert "never" not in {e.external_id for e in counted(source).entries}
+    Job.objects.create(
+        study=source,
+        kind=JobKind.SPLIT,
+        status=JobStatus.DONE,
+        params={"conversations": [never.pk]},
+    )
+    assert "never" in {e.external_id for e in counted(source).entries if e.whole}

@@ -52,7 +52,7 @@ def count_units(study: Study, unit: str = ENTRIES) -> int:
     """The population a split check of `unit` draws from."""
     if unit == BOUNDARIES:
         return boundaries.count_split_points(study)
-    return len(entries.population(study))
+    return entries.population_counts(study).n_entries
 
 
 @transaction.atomic

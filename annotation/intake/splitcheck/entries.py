@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef, Q
 
 from ...models import Conversation, Job, JobKind, JobStatus, SetAside, SplitProposal, Study, Turn
 from ...splitcheck_codes import ENTRIES_PRESET, ENTRY_AXIS
@@ -101,6 +101,12 @@ class Population:
     def __len__(self) -> int:
         return len(self.entries)
 
+    @property
+    def n_entries(self) -> int:
+        """The entries, counted: the parts and those left whole (`population_counts` lists
+        none of them)."""
+        return self.n_parts + self.n_whole
+
     def said(self) -> str:
         return (
             f"the {self.n_parts:,} part{_s(self.n_parts)} of {self.n_split:,} split "
@@ -118,7 +124,46 @@ def offered_by_jobs(study: Study) -> set[int]:
     or marked by the splitting job that read them (split_run.ask_all: every conversation of
     a study-wide run, which names none)."""
     considered = Conversation.objects.filter(study=study, split_considered_by__isnull=False)
-    ids: set[int] = set(considered.values_list("pk", flat=True))
+    return set(considered.values_list("pk", flat=True)) | _named_by_jobs(study)
+
+
+def population_counts(study: Study) -> Population:
+    """What `population` counts (its split originals, their parts, those left whole), with
+    no entry listed: counted by the database, from the parts and the proposals, where the
+    population reads every conversation of the study (the split check's form and the
+    methods text show these counts; issue 25). The conversations named by the split jobs
+    are checked a chunk at a time."""
+    parts = Conversation.objects.filter(
+        study=study,
+        split_from__set_aside=SetAside.SPLIT,
+        split_from__split_from__isnull=True,  # of an original, as `population` reads them
+        split_first_turn__isnull=False,
+    )
+    split = parts.aggregate(n_parts=Count("pk"), n_split=Count("split_from_id", distinct=True))
+    # left whole: an original not split, offered (a proposal, or considered by a run)
+    originals = Conversation.objects.filter(study=study, split_from__isnull=True).exclude(
+        set_aside=SetAside.SPLIT
+    )
+    proposed = SplitProposal.objects.filter(conversation__study=study).values("conversation_id")
+    considered = Conversation.objects.filter(study=study, split_considered_by__isnull=False)
+    offered = set(
+        originals.filter(
+            pk__in=considered.values("pk").order_by().union(proposed.order_by())
+        ).values_list("pk", flat=True)
+    )
+    named = sorted(_named_by_jobs(study) - offered)
+    for start in range(0, len(named), NAMED_CHUNK):
+        chunk = named[start : start + NAMED_CHUNK]
+        offered.update(originals.filter(pk__in=chunk).values_list("pk", flat=True))
+    return Population(n_split=split["n_split"], n_parts=split["n_parts"], n_whole=len(offered))
+
+
+NAMED_CHUNK = 5000  # ids a query checks (SQLite takes up to 32,766 parameters)
+
+
+def _named_by_jobs(study: Study) -> set[int]:
+    """The conversations the study's started split jobs name in their parameters."""
+    ids: set[int] = set()
     jobs = Job.objects.filter(study=study, kind=JobKind.SPLIT).exclude(status=JobStatus.QUEUED)
     for params in jobs.values_list("params", flat=True).iterator():
         named = params.get("conversations") if isinstance(params, dict) else None
