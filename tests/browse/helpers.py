@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import re
 
+from django.db import connection
 from django.urls import reverse
 
+from annotation.db.textsearch import PG_INDEXES
 from annotation.models import Conversation, Turn
 from tests.factories import make_conversation
 
@@ -77,3 +79,14 @@ def group_html(card: str, group) -> str:
     match = re.search(rf'<tr data-group="{group.pk}".*?</tr>', card, re.S)
     assert match, f"no row for group {group.name}"
     return match[0]
+
+
+def refresh_index_statistics() -> None:
+    """PostgreSQL: the trigram indexes and the planner's statistics as after a vacuum and an
+    analyze (the rows out of the indexes' pending lists), so that a plan is the one a
+    settled study gets."""
+    with connection.cursor() as cursor:
+        for name in PG_INDEXES:
+            cursor.execute("SELECT gin_clean_pending_list(%s::regclass)", [name])
+        cursor.execute("ANALYZE annotation_turn")
+        cursor.execute("ANALYZE annotation_conversation")

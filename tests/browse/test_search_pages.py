@@ -20,11 +20,11 @@ from django.test.utils import CaptureQueriesContext
 from annotation import browse_pages
 from annotation.browse import BrowseFilter, Choices
 from annotation.browse_pages import ResultPages
-from annotation.db.textsearch import PG_INDEXES, estimated_share, index_plan
+from annotation.db.textsearch import estimated_share, index_plan
 from annotation.models import Conversation, Job, JobKind, JobStatus, Turn
 from annotation.views.browse import PAGE_SIZE
 
-from .helpers import browse_url
+from .helpers import browse_url, refresh_index_statistics
 from .test_text_index import todays_conversations
 
 N = 170  # a common text: in two thirds of them, three pages of 50
@@ -248,26 +248,7 @@ def _windowed_sql(study, text: str) -> tuple[str, list]:
 def test_the_search_page_takes_the_trigram_indexes_for_a_common_text_on_postgresql(study):
     """A text in one turn in seven (as "edge case" in the benchmark's study): the page's one
     query reads the turns through their trigram indexes, not by a scan of every turn."""
-    conversations = Conversation.objects.bulk_create(
-        Conversation(study=study, external_id=f"c{i}", key=f"c{i}", source_format="native")
-        for i in range(4000)
-    )
-    reply = "Once upon a time, a fox lived near the river and tried to sing every morning. " * 8
-    Turn.objects.bulk_create(
-        Turn(
-            conversation=c,
-            index=t,
-            user_text=f"question {i} {t}" + (" about the edge case" if (i + t) % 7 == 0 else ""),
-            reply_text=reply,
-        )
-        for i, c in enumerate(conversations)
-        for t in (1, 2, 3)
-    )
-    with connection.cursor() as cursor:
-        for name in PG_INDEXES:
-            cursor.execute("SELECT gin_clean_pending_list(%s::regclass)", [name])
-        cursor.execute("ANALYZE annotation_turn")
-        cursor.execute("ANALYZE annotation_conversation")
+    _common_study(study)
     sql, params = _windowed_sql(study, "edge case")
     with connection.cursor() as cursor:
         cursor.execute("SHOW random_page_cost")
@@ -300,11 +281,7 @@ def _common_study(study) -> None:
         for i, c in enumerate(conversations)
         for t in (1, 2, 3)
     )
-    with connection.cursor() as cursor:
-        for name in PG_INDEXES:
-            cursor.execute("SELECT gin_clean_pending_list(%s::regclass)", [name])
-        cursor.execute("ANALYZE annotation_turn")
-        cursor.execute("ANALYZE annotation_conversation")
+    refresh_index_statistics()
 
 
 @pytest.mark.postgres

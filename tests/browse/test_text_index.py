@@ -23,7 +23,7 @@ from annotation.importers import import_files
 from annotation.models import Conversation, Turn
 from tests.factories import make_conversation
 
-from .helpers import browse_url, listed
+from .helpers import browse_url, listed, refresh_index_statistics
 
 on_sqlite = pytest.mark.skipif(
     connection.vendor != "sqlite", reason="SQLite's FTS5 index (the postgres tests: pg_trgm)"
@@ -314,12 +314,7 @@ def test_the_search_uses_the_trigram_indexes_on_postgresql(study):
         for i, c in enumerate(conversations)
         for t in (1, 2, 3)
     )
-    with connection.cursor() as cursor:
-        # as after a vacuum: the rows out of the indexes' pending lists (fast update)
-        for name in PG_INDEXES:
-            cursor.execute("SELECT gin_clean_pending_list(%s::regclass)", [name])
-        cursor.execute("ANALYZE annotation_turn")
-        cursor.execute("ANALYZE annotation_conversation")
+    refresh_index_statistics()
     rows = _form(study, "Edge Case").conversations(study)
     sql, params = rows.query.sql_with_params()
     with connection.cursor() as cursor:
