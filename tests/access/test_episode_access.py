@@ -36,6 +36,13 @@ PAGES = [
 ]
 SECRET_REASON = "Normative prior bias"  # alice's round-1 reason, as the judgements show it
 RUN_REASON = "observational_blind_spot.invisible_agent_action"  # the run's own verdict
+RUN_CONFIDENCE = 0.7
+
+
+def shows_run_confidence(text: str) -> bool:
+    """Whether the run's confidence is written in a page or a body as a number of its own:
+    not inside a longer one (a timestamp's microseconds, "20.703351", hold "0.7")."""
+    return re.search(r"(?<![\d.])0\.70*(?![\d])", text) is not None
 
 
 @pytest.fixture
@@ -64,7 +71,7 @@ def world(db):
     run = ExtractionRun.objects.create(study=study, name="gpt")
     episode = Episode.objects.create(
         conversation=conversation, run=run, first_turn=2, last_turn=2, goal="g",
-        confidence=0.7, run_valid=False, run_invalid_reason=RUN_REASON,
+        confidence=RUN_CONFIDENCE, run_valid=False, run_invalid_reason=RUN_REASON,
     )  # fmt: skip
     version = study.taxonomy_version
     EpisodeJudgement.objects.create(

@@ -13,7 +13,12 @@ import json
 import pytest
 
 from annotation.models import EpisodeComment, EpisodeDecision, EpisodeJudgement, Source
-from tests.access.test_episode_access import ROLES, RUN_REASON
+from tests.access.test_episode_access import (
+    ROLES,
+    RUN_CONFIDENCE,
+    RUN_REASON,
+    shows_run_confidence,
+)
 from tests.access.test_episode_access import world as episode_world  # noqa: F401
 from tests.access.test_episode_moderation_access import _escalate
 from tests.factories import token_client
@@ -90,6 +95,14 @@ def _keys(data) -> set[str]:
     return set()
 
 
+def _values(data) -> list:
+    if isinstance(data, dict):
+        return [x for v in data.values() for x in _values(v)]
+    if isinstance(data, list):
+        return [x for v in data for x in _values(v)]
+    return [data]
+
+
 @pytest.mark.parametrize("role", ["co_annotator", "lead_annotating"])
 def test_who_judges_it_reads_no_one_elses_round_1_judgement(world, role):
     text = json.dumps(_bodies(world, role))
@@ -112,14 +125,15 @@ def test_the_runs_verdict_reaches_no_annotator_nor_moderator(world, role):
     bodies = _bodies(world, role)
     assert bodies, role
     assert not MACHINE_FIELDS & _keys(bodies)
+    assert RUN_CONFIDENCE not in _values(bodies)
     text = json.dumps(bodies)
-    assert RUN_REASON not in text and "0.7" not in text
+    assert RUN_REASON not in text and not shows_run_confidence(text)
 
 
 def test_the_lead_who_does_not_judge_it_reads_the_runs_verdict(world):
     listed, one = _bodies(world, "lead")[:2]
     assert listed["results"][0]["run_invalid_reason"] == RUN_REASON
-    assert (one["run_valid"], one["confidence"]) == (False, 0.7)
+    assert (one["run_valid"], one["confidence"]) == (False, RUN_CONFIDENCE)
 
 
 def test_once_round_1_is_over_the_group_reads_every_judgement(world):

@@ -15,7 +15,7 @@ from django.urls import reverse
 from annotation.models import EpisodeComment, EpisodeDecision, EpisodeJudgement, Source
 
 from . import test_episode_access as matrix
-from .test_episode_access import ROLES, RUN_REASON, client_of
+from .test_episode_access import ROLES, RUN_REASON, client_of, shows_run_confidence
 
 world = matrix.world  # the episode matrix's world: its roles, its episode, its run's verdict
 
@@ -58,7 +58,7 @@ def test_each_role_gets_the_episodes_moderation_tab_its_role_gives_it(world):
     for role, listed in (("moderator", True), ("lead", True), ("lead_annotating", False)):
         body = client_of(world, role).get(url).content.decode()
         assert (f'data-episode-id="{world["episode"].pk}"' in body) is listed, role
-        assert RUN_REASON not in body and "0.7" not in body, role
+        assert RUN_REASON not in body and not shows_run_confidence(body), role
 
 
 @pytest.mark.parametrize(
@@ -83,7 +83,7 @@ def test_the_moderators_card_shows_every_judgement_and_nothing_of_the_run_or_the
         body = client_of(world, role).get(f"{url}?group={world['group'].pk}").content.decode()
         assert 'id="episode-decide"' in body
         assert body.count("<tr data-annotator=") == 6  # 3 annotators x 2 rounds
-        assert "judge-bot" not in body and "0.7" not in body
+        assert "judge-bot" not in body and not shows_run_confidence(body)
         shown = re.sub(r"<form.*?</form>", "", body, flags=re.S)  # the reasons to choose
         assert RUN_REASON not in shown and "invisible agent action" not in shown.lower()
 
