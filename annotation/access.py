@@ -9,6 +9,7 @@ from functools import wraps
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models.lookups import Exact
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_POST
@@ -231,48 +232,52 @@ def round1_hidden_from(user, study: Study | None) -> QuerySet:
     """The ids of the cards (turns) of `study` (every study when None) on which `user` may
     not see anyone else's labels or notes: the open cards of the groups `user` annotates.
     A `values("pk")` queryset, for `turn_id__in=` filters (one subquery, no rows loaded).
-    Exports, API lists and pages drop other annotators' rows on these cards."""
+    Exports, API lists and pages drop other annotators' rows on these cards: through
+    round1_hidden_q or round1_hidden_card, never `exclude(turn_id__in=...)` (see there)."""
     if not getattr(user, "is_authenticated", False):
         return Turn.objects.none().values("pk")
     turns = Turn.objects.filter(conversation__assignments__group__annotators=user)
     if study is not None:
         turns = turns.filter(conversation__study=study)
-    # a shared card has a state per group: what counts is the state in the group `user`
-    # annotates (one only of those sharing a conversation: Group.check_seat)
-    revealed = (
-        CardState.objects.filter(group__annotators=user)
-        .exclude(status=CardStatus.OPEN)
-        .values("turn_id")
+    return turns.exclude(Exists(_revealed(user))).values("pk")
+
+
+def _revealed(user) -> QuerySet:
+    """The states that open a card (an OuterRef "pk", a turn) in a group `user` annotates:
+    a shared card has a state per group, and what counts is the state in the group `user`
+    annotates (one only of those sharing a conversation: Group.check_seat)."""
+    return CardState.objects.filter(turn_id=OuterRef("pk"), group__annotators=user).exclude(
+        status=CardStatus.OPEN
     )
-    return turns.exclude(pk__in=revealed).values("pk")
 
 
-def round1_hidden_q(
-    user, study: Study | None, *, turn: str = "turn", who: str = "annotator", per_row: bool = False
-) -> Q:
+def round1_hidden_q(user, study: Study | None, *, turn: str = "turn", who: str = "annotator") -> Q:
     """A Q over rows that carry a card (`turn`) and a person (`who`), e.g. annotations:
     true for the rows `user` may not see (someone else's, on a card hidden from them).
-    `per_row`: the same rule asked of each row (correlated EXISTS, index seeks) rather than
-    against the set of every hidden card of the study, which PostgreSQL builds whole (a
-    hashed subplan over the study's assignments): for a page's few rows (issue 25)."""
+    The rule is asked of each row (round1_hidden_card, a correlated EXISTS): under
+    `exclude()` a NOT EXISTS, which PostgreSQL runs as an anti-join (hashed, or by index
+    seeks for a page's few rows). Never `NOT IN (subquery)`: PostgreSQL cannot make that a
+    join, and once the study's hidden cards outgrow work_mem it reads them again for every
+    row (issue 25: the API's list of labels took over 9 minutes at 1,000,000
+    conversations)."""
     if not getattr(user, "is_authenticated", False):
         return Q(pk__in=[])
-    if per_row:
-        return Q(round1_hidden_card(user, study, OuterRef(turn))) & ~Q(**{who: user})
-    return Q(**{f"{turn}__in": round1_hidden_from(user, study)}) & ~Q(**{who: user})
+    # the row's person is asked inside the EXISTS: `NOT EXISTS(...) OR who = user` would be
+    # asked row by row, where a NOT EXISTS alone becomes a join
+    return Q(round1_hidden_card(user, study, OuterRef(turn), not_by=OuterRef(who)))
 
 
-def round1_hidden_card(user, study: Study | None, turn_id) -> Exists:
+def round1_hidden_card(user, study: Study | None, turn_id, not_by=None) -> Exists:
     """round1_hidden_from's rule for one card (`turn_id`, an OuterRef): a card of a group
-    `user` annotates whose state in that group is still open (or has none). Asked of each
-    row (index seeks), for a page's rows or where the rows are few."""
+    `user` annotates whose state in that group is still open (or has none). `not_by`: a
+    row's person (an OuterRef to a column never null), true then only of a row that is not
+    `user`'s own. Under `exclude()` a NOT EXISTS, which PostgreSQL joins."""
     turns = Turn.objects.filter(pk=turn_id, conversation__assignments__group__annotators=user)
     if study is not None:
         turns = turns.filter(conversation__study=study)
-    revealed = CardState.objects.filter(turn_id=OuterRef("pk"), group__annotators=user).exclude(
-        status=CardStatus.OPEN
-    )
-    return Exists(turns.exclude(Exists(revealed)))
+    if not_by is not None:  # a row's person (an OuterRef): true only of someone else's
+        turns = turns.exclude(Exact(not_by, user.pk))
+    return Exists(turns.exclude(Exists(_revealed(user))))
 
 
 def agreement_locked_reason(user, study: Study) -> str:

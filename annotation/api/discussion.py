@@ -32,7 +32,6 @@ from ..access import (
     get_study_for_user,
     group_annotations,
     round1_hidden_card,
-    round1_hidden_from,
     round1_hidden_q,
 )
 from ..forms import ProposalForm
@@ -91,7 +90,7 @@ def disputes(request: Request, slug: str) -> Response:
     ]
     current = (
         Annotation.objects.current()
-        .exclude(round1_hidden_q(request.user, study, per_row=True))  # a page's cards
+        .exclude(round1_hidden_q(request.user, study))  # a page's cards
         .select_related("annotator", "evidence_turn")
         .prefetch_related("types")
         .order_by("annotator__username")
@@ -132,7 +131,7 @@ def discussion(request: Request, slug: str, turn_id: int) -> Response:
     card.annotations = list(
         group_annotations(card)
         # one card: the rule asked of its rows, not the study's every hidden card (issue 25)
-        .exclude(round1_hidden_q(request.user, study, per_row=True))
+        .exclude(round1_hidden_q(request.user, study))
         .select_related("annotator", "evidence_turn")
         .prefetch_related("types")
         .order_by("round", "id")
@@ -192,7 +191,7 @@ def consensus(request: Request, slug: str) -> Response:
     if "conversation" in query:
         rows = rows.filter(turn__conversation_id=conversation_named(study, query["conversation"]))
     rows = (
-        rows.exclude(turn_id__in=round1_hidden_from(request.user, study))
+        rows.exclude(round1_hidden_card(request.user, study, OuterRef("turn_id")))
         .select_related("turn__conversation", "group", "decided_by")
         .defer("turn__reply_text", "turn__reply_parts", "turn__metadata", "turn__user_text")
         .prefetch_related("types")

@@ -348,7 +348,7 @@ def draw_sample(
                 f"pass --replace to draw anew (the earlier set is restored first)"
             )
         mine = Conversation.objects.filter(study=study)
-        unfinished = mine.exclude(pk__in=mine.visible().values("pk"))
+        unfinished = mine.under_way()
         if unfinished.exists():
             job = unfinished.values_list("import_job_id", flat=True).first()
             raise SamplingRefused(

@@ -64,11 +64,11 @@ def may_see_board(study: Study, user) -> tuple[bool, str]:
 def _tags_hidden_after_freeze(study: Study, user) -> str:
     """After the freeze the board still shows others' open-sort tags on the cards: whoever
     labels such a card in round 1 without having tagged it waits until they have labelled it."""
-    mine = TagSet.objects.filter(annotator=user).values("turn_id")
+    mine = TagSet.objects.filter(annotator=user, turn_id=OuterRef("turn_id"))
     n = (
         TagSet.objects.filter(turn_id__in=round1_hidden_from(user, study))
         .exclude(annotator=user)
-        .exclude(turn_id__in=mine)
+        .exclude(Exists(mine))  # NOT EXISTS: a join, where NOT IN re-reads `mine` per row
         .values("turn_id")
         .distinct()
         .count()

@@ -97,7 +97,7 @@ def _queues(user, study, statuses: list[str], group_ids: list[int], type_code, b
     figures' (models/figures.py), None when a type filters the states."""
     current = (
         Annotation.objects.current()
-        .exclude(round1_hidden_q(user, study, per_row=True))
+        .exclude(round1_hidden_q(user, study))
         .select_related("annotator")
         .prefetch_related("types")
         .order_by("round", "annotator__username")
@@ -346,7 +346,7 @@ def card_timeline(request: HttpRequest, slug: str, turn_id: int) -> HttpResponse
     turn = card.turn
     annotations = (
         group_annotations(card)
-        .exclude(round1_hidden_q(request.user, study, per_row=True))
+        .exclude(round1_hidden_q(request.user, study))
         .select_related("annotator")
         .prefetch_related("types")
     )
@@ -406,7 +406,7 @@ def _render_discussion(
     types = study.taxonomy_version.type_list()
     annotations = list(
         group_annotations(card)
-        .exclude(round1_hidden_q(request.user, study, per_row=True))
+        .exclude(round1_hidden_q(request.user, study))
         .select_related("annotator", "taxonomy_version__taxonomy")
         .prefetch_related("types")
         .order_by("round", "id")
