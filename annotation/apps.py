@@ -52,8 +52,12 @@ def _ensure_figures_triggers(sender, using, **kwargs) -> None:
     connection = connections[using]
     if connection.vendor != "sqlite":
         return
-    if StudyFigures._meta.db_table not in connection.introspection.table_names():
+    table = StudyFigures._meta.db_table
+    if table not in connection.introspection.table_names():
         return
     with connection.cursor() as cursor:
-        for sql in [*figures.sqlite(), *figures.recount()]:
+        # migrated back before 0038, the study's row has no count of labels
+        columns = {c.name for c in connection.introspection.get_table_description(cursor, table)}
+        labels = "labels" in columns
+        for sql in [*figures.sqlite(labels), *figures.recount(labels)]:
             cursor.execute(sql)

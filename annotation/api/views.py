@@ -39,6 +39,7 @@ from ..models import (
     RoundOutOfRange,
     Source,
     Study,
+    study_labels,
 )
 from ..models.queue import KeptCards
 from ..opensort.access import labels_locked
@@ -221,18 +222,23 @@ def _conflict(message: str) -> Response:
 @api_view(["GET"])
 def annotations(request: Request, slug: str) -> Response:
     """Leads only: every current annotation of the study, all annotators and rounds, but
-    for a lead who annotates: not the others' labels on their cards still in round 1."""
+    for a lead who annotates: not the others' labels on their cards still in round 1.
+    Unfiltered, for a lead who annotates nothing, the count is the kept figures' (issue 25:
+    counting 800,000 labels took a second)."""
     study = get_study_for_lead(request.user, slug)
     query = read_query(request, AnnotationsQuerySerializer)
+    filters = _annotation_filters(study, query)
+    rows = Annotation.objects.current().filter(turn__conversation__study=study, **filters)
+    blind = study.groups.filter(annotators=request.user).exists()
+    if blind:
+        rows = rows.exclude(round1_hidden_q(request.user, study))
     rows = (
-        Annotation.objects.current()
-        .filter(turn__conversation__study=study, **_annotation_filters(study, query))
-        .exclude(round1_hidden_q(request.user, study))
-        .select_related("turn__conversation", "annotator", "evidence_turn")
+        rows.select_related("turn__conversation", "annotator", "evidence_turn")
         .prefetch_related("types")
         .order_by("id")
     )
-    return paginate(request, rows, AnnotationOutputSerializer)
+    count = None if blind or filters else study_labels(study)
+    return paginate(request, rows, AnnotationOutputSerializer, count=count)
 
 
 def _annotation_filters(study, query: dict) -> dict:

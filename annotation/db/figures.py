@@ -10,7 +10,8 @@ ones. Both written from the same rules:
 - assignments: the group's conversations and cards; the study's `unassigned` when a
   conversation in the set gets its first group or loses its last;
 - card states: the group's cards by status, - old + new;
-- annotations and consensus: the study's `label_writes`, by one per row written.
+- annotations and consensus: the study's `label_writes`, by one per row written; annotations:
+  its `labels`, + a current one written, - one no longer current or deleted.
 
 An assignment's conversation is never changed in place (the app inserts and deletes them):
 an UPDATE of one moves the groups' figures, not `unassigned`."""
@@ -82,6 +83,14 @@ FROM (SELECT {study_of} AS study_id, count(*) AS n FROM {rows} r {_JOIN[study_of
 WHERE f.study_id = d.study_id;"""
 
 
+def _pg_labels(rows: str, sign: str) -> str:
+    return f"""
+UPDATE {SF} f SET labels = f.labels {sign} d.n
+FROM (SELECT c.study_id, count(*) AS n FROM {rows} r {_JOIN[_STUDY_OF_TURN]}
+      WHERE r.is_current GROUP BY 1) d
+WHERE f.study_id = d.study_id;"""
+
+
 _STUDY_OF_TURN = "c.study_id"
 _STUDY_OF_GROUP = "gr.study_id"
 _JOIN = {
@@ -90,7 +99,9 @@ _JOIN = {
 }
 
 
-def postgresql() -> list[str]:
+def postgresql(labels: bool = True) -> list[str]:
+    """The trigger functions and triggers; `labels=False`: without the `labels` count (the
+    functions before migration 0038, put back when it is reversed)."""
     out: list[str] = []
     out += _pg_trigger(
         "lp_study_ins",
@@ -174,10 +185,18 @@ WHERE f.study_id = d.study_id;"""
         ("annotation_consensus", _STUDY_OF_GROUP, "cons"),
     ):
         for event, rows in (("INSERT", "new_rows"), ("UPDATE", "new_rows"), ("DELETE", "old_rows")):
-            out += _pg_trigger(
-                f"lp_{short}_{event[:3].lower()}", table, event, _pg_writes(rows, study_of)
-            )
+            body = _pg_writes(rows, study_of)
+            if short == "ann" and labels:
+                body += _PG_LABELS[event]
+            out += _pg_trigger(f"lp_{short}_{event[:3].lower()}", table, event, body)
     return out
+
+
+_PG_LABELS = {
+    "INSERT": _pg_labels("new_rows", "+"),
+    "UPDATE": _pg_labels("old_rows", "-") + _pg_labels("new_rows", "+"),
+    "DELETE": _pg_labels("old_rows", "-"),
+}
 
 
 # --- SQLite: row-level ------------------------------------------------------------------------
@@ -231,7 +250,8 @@ def _lite_writes(row: str, study_of: str) -> str:
     return f"UPDATE {SF} SET label_writes = label_writes + 1 WHERE study_id = ({study_of});"
 
 
-def sqlite() -> list[str]:
+def sqlite(labels: bool = True) -> list[str]:
+    """The triggers; `labels=False`: without the `labels` count (before migration 0038)."""
     out: list[str] = []
     out += _lite_trigger(
         "lp_study_ins",
@@ -307,20 +327,30 @@ WHERE study_id = (SELECT study_id FROM {CONV} WHERE id = OLD.conversation_id AND
         ("annotation_consensus", of_group, "cons"),
     ):
         for event, row in (("INSERT", "NEW"), ("UPDATE", "NEW"), ("DELETE", "OLD")):
-            out += _lite_trigger(
-                f"lp_{short}_{event[:3].lower()}",
-                table,
-                event,
-                _lite_writes(row, study_of.format(row=row)),
-            )
+            body = _lite_writes(row, study_of.format(row=row))
+            if short == "ann" and labels:
+                moved = {"INSERT": [("NEW", "+")], "DELETE": [("OLD", "-")]}
+                moved["UPDATE"] = [("OLD", "-"), ("NEW", "+")]
+                body += "".join(
+                    f"\nUPDATE {SF} SET labels = labels {sign} {r}.is_current "
+                    f"WHERE study_id = ({study_of.format(row=r)});"
+                    for r, sign in moved[event]
+                )
+            out += _lite_trigger(f"lp_{short}_{event[:3].lower()}", table, event, body)
     return out
 
 
 # --- the figures counted afresh: the backfill, and the property test's recount ---------------
 
 
-def recount() -> list[str]:
-    """Statements that set every figure from the rows (label_writes kept: it only counts)."""
+def recount(labels: bool = True) -> list[str]:
+    """Statements that set every figure from the rows (label_writes kept: it only counts);
+    `labels=False`: but the `labels` count (before migration 0038)."""
+    current = (
+        f"SELECT count(*) FROM annotation_annotation a JOIN {TURN} t ON t.id = a.turn_id "
+        f"JOIN {CONV} c ON c.id = t.conversation_id "
+        f"WHERE c.study_id = {SF}.study_id AND a.is_current"
+    )
     unassigned = (
         f"SELECT count(*) FROM {CONV} c WHERE c.study_id = {SF}.study_id AND c.set_aside = '' "
         f"AND NOT EXISTS (SELECT 1 FROM {ASSIGN} a WHERE a.conversation_id = c.id)"
@@ -344,7 +374,7 @@ def recount() -> list[str]:
         f"WHERE c.study_id = {SF}.study_id), "
         f"set_aside = (SELECT count(*) FROM {CONV} c WHERE c.study_id = {SF}.study_id "
         f"AND c.set_aside <> ''), "
-        f"unassigned = ({unassigned});",
+        f"unassigned = ({unassigned})" + (f", labels = ({current});" if labels else ";"),
         f"UPDATE {GF} SET "
         f"conversations = (SELECT count(*) FROM {ASSIGN} a WHERE a.group_id = {GF}.group_id), "
         f"cards = (SELECT COALESCE(sum(c.n_turns), 0) FROM {ASSIGN} a JOIN {CONV} c "

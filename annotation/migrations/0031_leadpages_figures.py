@@ -9,8 +9,12 @@ from annotation.db import figures
 
 def install(apps, schema_editor):
     vendor = schema_editor.connection.vendor
-    statements = figures.postgresql() if vendor == "postgresql" else figures.sqlite()
-    for sql in [*statements, *figures.recount()]:
+    # as they were then: without the count of labels (0038 adds it)
+    if vendor == "postgresql":
+        statements = figures.postgresql(labels=False)
+    else:
+        statements = figures.sqlite(labels=False)
+    for sql in [*statements, *figures.recount(labels=False)]:
         schema_editor.execute(sql, params=None)
 
 

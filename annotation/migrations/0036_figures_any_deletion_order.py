@@ -11,7 +11,8 @@ from annotation.db import figures
 def reinstall(apps, schema_editor):
     if schema_editor.connection.vendor != "postgresql":
         return
-    for sql in [*figures.postgresql(), *figures.recount()]:
+    # as they were then: without the count of labels (0038 adds it)
+    for sql in [*figures.postgresql(labels=False), *figures.recount(labels=False)]:
         schema_editor.execute(sql, params=None)
 
 

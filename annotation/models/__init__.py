@@ -39,7 +39,13 @@ from .episodes import (
 from .evolution import (
     TaxonomyMove,
 )
-from .figures import GroupFigures, StudyFigures, group_state_counts, study_conversation_counts
+from .figures import (
+    GroupFigures,
+    StudyFigures,
+    group_state_counts,
+    study_conversation_counts,
+    study_labels,
+)
 from .jobs import (
     DELETE_CHUNK,
     LOST_IMPORT_ERROR,
@@ -119,6 +125,7 @@ __all__ = [
     "study_conversation_counts",
     "GroupFigures",
     "StudyFigures",
+    "study_labels",
     "JudgeRun",
     "JudgeRunStatus",
     "JudgeScore",

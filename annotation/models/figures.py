@@ -9,7 +9,8 @@ row appear with the study or group (a trigger too) and go with it.
 StudyFigures: the study's conversations (every one, of an unfinished import too: the pages
 take those off, annotation/figures.py), their turns, those set aside, those in the set no
 group has, and `label_writes`, a count of every write of an annotation or consensus row of
-the study (the report's data stamp: a report is stale when it moved since the job read it).
+the study (the report's data stamp: a report is stale when it moved since the job read it),
+and `labels`, its current annotations (the API's list of them counts no rows).
 GroupFigures: the group's assigned conversations, their cards (turns), and its cards by
 state (the state rows: a card nobody labelled has none and counts as open)."""
 
@@ -29,6 +30,7 @@ class StudyFigures(models.Model):
     set_aside = models.BigIntegerField(default=0)
     unassigned = models.BigIntegerField(default=0)
     label_writes = models.BigIntegerField(default=0)
+    labels = models.BigIntegerField(default=0, db_default=0)
 
     def __str__(self) -> str:
         return f"figures of study {self.study_id}"
@@ -58,6 +60,12 @@ def group_state_counts(groups) -> dict[int, dict[str, int]]:
     or ids), from the kept figures: one indexed query, whatever the study's size."""
     rows = GroupFigures.objects.filter(group__in=groups).values_list("group_id", *STATUSES)
     return {pk: dict(zip(STATUSES, counts, strict=True)) for pk, *counts in rows}
+
+
+def study_labels(study: Study) -> int:
+    """The study's current annotations, from the kept figures (one row)."""
+    found = StudyFigures.objects.filter(study=study).values_list("labels", flat=True).first()
+    return found or 0
 
 
 def study_conversation_counts(study: Study) -> dict[str, int]:

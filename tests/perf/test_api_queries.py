@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import Conversation
+from annotation.models import Annotation, Conversation
 from tests.factories import label, make_conversation, make_group, make_user, token_client
 
 pytestmark = pytest.mark.django_db
@@ -81,3 +81,26 @@ def test_no_list_excludes_rows_by_not_in_a_subquery(study, lead):
                 for table in NOT_IN.findall(query["sql"]):
                     seen.setdefault(table, set()).add(name)
     assert set(seen) <= SMALL_TABLES, seen
+
+
+def test_the_labels_list_is_counted_from_the_kept_figures(study, lead):
+    """Unfiltered, for a lead who annotates nothing, the API's list of labels reads its count
+    from the kept figures (no COUNT over the labels), and it is the number of current labels,
+    a revised one counted once; filtered, or for a lead who annotates, the rows are counted."""
+    annotators = [make_user("ann1"), make_user("ann2")]
+    group = make_group(study, "g", annotators)
+    other = make_group(study, "h", [make_user("ann3")])
+    _build(study, 0, 6, group, other, annotators)
+    card = Conversation.objects.get(external_id="c0").turns.get(index=2)
+    label(card, annotators[0])
+    label(card, annotators[0], "code_rollback")  # revised while still open: two rows
+    current = Annotation.objects.filter(is_current=True)
+    assert Annotation.objects.count() == current.count() + 1
+    client = token_client(lead)
+    with CaptureQueriesContext(connection) as queries:
+        body = client.get("/api/studies/s1/annotations/").json()
+    assert body["count"] == current.count() == 13
+    counted = [q["sql"] for q in queries.captured_queries if "COUNT(" in q["sql"].upper()]
+    assert not [sql for sql in counted if "annotation_annotation" in sql], counted
+    body = client.get("/api/studies/s1/annotations/?annotator=ann1").json()
+    assert body["count"] == current.filter(annotator__username="ann1").count() == 7

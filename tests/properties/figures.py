@@ -22,7 +22,7 @@ from annotation.models import (
 )
 from annotation.models.figures import STATUSES
 
-STUDY_FIELDS = ("conversations", "turns", "set_aside", "unassigned")
+STUDY_FIELDS = ("conversations", "turns", "set_aside", "unassigned", "labels")
 GROUP_FIELDS = ("conversations", "cards", *STATUSES)
 
 
@@ -34,6 +34,9 @@ def recount_study(study_id: int) -> dict[str, int]:
         "turns": sum(conversations.values_list("n_turns", flat=True)),
         "set_aside": conversations.exclude(set_aside=SetAside.NO).count(),
         "unassigned": conversations.filter(set_aside=SetAside.NO).exclude(Exists(assigned)).count(),
+        "labels": Annotation.objects.filter(
+            turn__conversation__study_id=study_id, is_current=True
+        ).count(),
     }
 
 
