@@ -8,7 +8,8 @@ the pages)."""
 
 from __future__ import annotations
 
-from django.db.models import Count, Prefetch
+from django.db.models import F, Prefetch
+from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import api_view
@@ -106,7 +107,7 @@ def groups(request: Request, slug: str) -> Response:
         Group.objects.filter(pk__in=ids)
         .select_related("moderator", "study")
         .prefetch_related("annotators")
-        .annotate(n_conversations=Count("assignments", distinct=True))
+        .annotate(n_conversations=Coalesce(F("figures__conversations"), 0))  # kept figures
         .order_by("name")
     )
     return Response(GroupOutputSerializer(rows, many=True).data)

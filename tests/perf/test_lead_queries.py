@@ -13,9 +13,19 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation.models import CardState, CardStatus, CardTime, Job, JobKind, Kind, Role, Turn
+from annotation.models import (
+    CardState,
+    CardStatus,
+    CardTime,
+    Group,
+    Job,
+    JobKind,
+    Kind,
+    Role,
+    Turn,
+)
 from annotation.tasks import run_agreement
-from tests.factories import label, make_conversation, make_group, make_user
+from tests.factories import label, make_conversation, make_group, make_user, token_client
 from tests.timing.kept import compute_times
 
 pytestmark = pytest.mark.django_db
@@ -103,3 +113,23 @@ def costs(client, study, users: dict) -> dict:
 def test_the_lead_and_moderator_pages_cost_the_same_queries_at_any_size(client, study, n):
     users = build(study, n)
     assert costs(client, study, users) == PINNED
+
+
+def test_the_groups_page_and_api_read_the_groups_counts_from_the_kept_figures(client, study):
+    """The lead's groups page and the API's groups list show each group's conversations (and
+    the page its cards) from the kept figures: right, and without reading the assignments,
+    which grow with the study (issue 25: 360 ms at 1,000,000 conversations)."""
+    users = build(study, 3)
+    client.force_login(users["lead"])
+
+    group = Group.objects.get(study=study, name="g1")
+    conversations = group.conversations.count()
+    cards = sum(group.conversations.values_list("n_turns", flat=True))
+    with CaptureQueriesContext(connection) as page:
+        html = client.get(reverse("lead_groups", args=[study.slug])).content.decode()
+    with CaptureQueriesContext(connection) as api:
+        body = token_client(users["lead"]).get(f"/api/studies/{study.slug}/groups/").json()
+    assert f"{conversations} conversations, {cards} turns assigned." in html
+    assert {g["name"]: g["n_conversations"] for g in body}["g1"] == conversations == 3
+    sqls = [q["sql"] for q in page.captured_queries + api.captured_queries]
+    assert not [sql for sql in sqls if "annotation_assignment" in sql]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Prefetch, Sum
+from django.db.models import F, Prefetch
 from django.db.models.functions import Coalesce
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -29,9 +29,9 @@ def groups_with_counts(study: Study):
     return (
         study.groups.select_related("moderator")
         .prefetch_related(Prefetch("annotators", queryset=User.objects.order_by("username")))
-        .annotate(
-            n_conversations=Count("conversations"),
-            n_turns=Coalesce(Sum("conversations__n_turns"), 0),
+        .annotate(  # the kept figures (issue 25): one row a group, not its assignments
+            n_conversations=Coalesce(F("figures__conversations"), 0),
+            n_turns=Coalesce(F("figures__cards"), 0),
         )
     )
 
