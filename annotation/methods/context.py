@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from django.db.models import Min
+from django.db.models import BooleanField, Count, ExpressionWrapper, Min, Q, Sum, Value
+from django.db.models.functions import Least
 
 from ..access import judges_visible_to
 from ..models import (
@@ -20,6 +21,39 @@ from ..models import (
     Phase,
     TagSet,
 )
+
+
+@dataclass(frozen=True)
+class Census:
+    """The study's conversations counted once (issue 25: the methods text counted them in six
+    scans, 600 ms at 1,000,000 conversations), by what the steps tell apart: their import,
+    format and file; whether they are originals (not a split's parts); why they are set aside;
+    their size (1: a single turn, 2: more). `unfinished`: the imports not done yet, whose
+    conversations `visible()` leaves out."""
+
+    rows: tuple[tuple, ...]  # (job, format, file, original, set_aside, size, n, turns)
+    unfinished: frozenset[int]
+
+    def count(self, *, visible: bool = False, set_aside=None, size=None) -> int:
+        """The conversations (only the visible ones if `visible`) set aside for one of
+        `set_aside` (a collection; None: any), of `size` turns (1, or 2: more; None: any)."""
+        return sum(
+            n
+            for job, _, _, _, aside, turns, n, _ in self.rows
+            if not (visible and job in self.unfinished)
+            and (set_aside is None or aside in set_aside)
+            and (size is None or turns == size)
+        )
+
+    def originals_by_source(self) -> list[tuple]:
+        """(job, format, file, conversations, turns) of the originals, every import's."""
+        out: dict = {}
+        for job, fmt, file, original, _, _, n, turns in self.rows:
+            if original:
+                got = out.setdefault((job, fmt, file), [0, 0])
+                got[0] += n
+                got[1] += turns
+        return [(*key, n, turns) for key, (n, turns) in out.items()]
 
 
 @dataclass
@@ -44,6 +78,28 @@ class Context:
 
     def __init__(self, study, user=None) -> None:
         self.study, self.user = study, user
+
+    @cached_property
+    def census(self) -> Census:
+        """The study's conversations counted by what the steps tell apart (two queries: the
+        counts, and the imports not done yet)."""
+        rows = (
+            Conversation.objects.filter(study=self.study)
+            .annotate(
+                original=ExpressionWrapper(Q(split_from__isnull=True), BooleanField()),
+                size=Least("n_turns", Value(2)),
+            )
+            .values_list(
+                "import_job_id", "source_format", "source_file", "original", "set_aside", "size"
+            )
+            .annotate(n=Count("pk"), turns=Sum("n_turns"))
+            .order_by()
+        )
+        unfinished = Job.objects.filter(kind=JobKind.IMPORT).exclude(status=JobStatus.DONE)
+        return Census(
+            tuple((*r[:6], r[6], r[7] or 0) for r in rows),
+            frozenset(unfinished.values_list("pk", flat=True)),
+        )
 
     @cached_property
     def reads_judges(self) -> bool:

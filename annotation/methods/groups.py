@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Q
 
 from ..agreement.teams import team_means
 from ..models import (
@@ -36,6 +36,7 @@ from ..models import (
     Proposal,
     ProposalStatus,
     Turn,
+    group_state_counts,
 )
 from .context import Context, GroupInfo
 from .steps import Column, Step, interval, kappa, listed, n, plural, when
@@ -317,15 +318,8 @@ def _proposals(ctx: Context) -> tuple[dict, dict[int, int]]:
 def moderation_counts(ctx: Context) -> dict[int, dict[str, int]]:
     """{group id: {column: cards}} (see the module's docstring)."""
     study = ctx.study
-    by_moderator = Consensus.objects.current().filter(
-        turn_id=OuterRef("turn_id"), group_id=OuterRef("group_id"), method=Method.MODERATOR
-    )
     states = CardState.objects.filter(group__study=study)
-    disputed = states.filter(
-        Q(round__gte=2)
-        | Q(status__in=[CardStatus.DISPUTED, CardStatus.ESCALATED])
-        | Q(Exists(by_moderator))
-    )
+    left = Q(round__gte=2) | Q(status__in=[CardStatus.DISPUTED, CardStatus.ESCALATED])
     counts: dict = {g.pk: dict.fromkeys(KEYS, 0) for g in ctx.groups}
 
     def add(key: str, pairs) -> None:
@@ -336,9 +330,11 @@ def moderation_counts(ctx: Context) -> dict[int, dict[str, int]]:
     def per_group(rows) -> list:
         return list(rows.values_list("group_id").annotate(c=Count("pk")).order_by())
 
-    add("disputed", per_group(disputed))
-    add("open", per_group(states.filter(status__in=[CardStatus.DISPUTED, CardStatus.ESCALATED])))
-    add("escalated", per_group(states.filter(status=CardStatus.ESCALATED)))
+    add("disputed", per_group(states.filter(left)))
+    # disputed or escalated now: the kept figures (one row a group)
+    for group, by_status in group_state_counts(list(counts)).items():
+        add("open", [(group, by_status["disputed"] + by_status["escalated"])])
+        add("escalated", [(group, by_status["escalated"])])
     consensus = Consensus.objects.current().filter(group__study=study)
     add("agreed_round_1", per_group(consensus.filter(method__in=[Method.UNANIMOUS, Method.SINGLE])))
     add("agreed_discussion", per_group(consensus.filter(method=Method.DISCUSSION)))
@@ -346,6 +342,15 @@ def moderation_counts(ctx: Context) -> dict[int, dict[str, int]]:
         consensus.filter(method=Method.MODERATOR).values_list("turn_id", "group_id", "from_round")
     )
     add("moderator", [(g, 1) for _, g, _ in decided])
+    # a card a moderator decided is disputed too when its state no longer says so (asked of
+    # those cards only: a condition beside `left` made PostgreSQL probe every state, 100 ms
+    # at 1,000,000 conversations)
+    pairs = {(t, g) for t, g, _ in decided}
+    by_moderator = consensus.filter(method=Method.MODERATOR).values("turn_id")
+    quiet = states.filter(turn_id__in=by_moderator).exclude(left)
+    add(
+        "disputed", [(g, 1) for t, g in quiet.values_list("turn_id", "group_id") if (t, g) in pairs]
+    )
     add("escalated", _escalated_then_decided(ctx, decided).items())
     add("revised", [(g, len(cards)) for g, cards in _revised(ctx).items()])
     for g in ctx.groups:

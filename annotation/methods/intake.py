@@ -19,11 +19,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from django.db.models import Count, Sum
-
 from ..intake.coding_filter import TIOBE_MONTH, default_rules, rules_digest
 from ..intake.sampling import size_for
-from ..models import Conversation, JobKind, SetAside
+from ..models import JobKind, SetAside
 from .context import Context
 from .steps import Column, Step, listed, n, plural
 
@@ -60,12 +58,7 @@ def import_step(ctx: Context) -> Step:
     done = {job.pk for job in jobs}
     rows_now: dict = defaultdict(lambda: {"formats": set(), "n": 0, "turns": 0})
     outside: dict = defaultdict(lambda: {"n": 0, "turns": 0})
-    originals = Conversation.objects.filter(study=ctx.study, split_from__isnull=True)
-    grouped = (
-        originals.values_list("import_job_id", "source_format", "source_file")
-        .annotate(count=Count("pk"), turns=Sum("n_turns"))
-        .order_by("source_file", "source_format")
-    )
+    grouped = sorted(ctx.census.originals_by_source(), key=lambda r: (r[2], r[1]))
     for job_id, fmt, file, count, turns in grouped:
         if job_id is None:
             outside[(fmt, file)]["n"] += count
@@ -226,7 +219,7 @@ def _rules_said(runs: list[dict]) -> str:
 
 
 def _filtered_now(ctx: Context) -> int:
-    return Conversation.objects.filter(study=ctx.study, set_aside=SetAside.FILTERED).count()
+    return ctx.census.count(set_aside={SetAside.FILTERED})
 
 
 def _runs_text(runs: list[dict], start: bool = True) -> str:
@@ -264,11 +257,9 @@ def filter_step(ctx: Context) -> Step:
 
 def second_filter_step(ctx: Context) -> Step:
     _, second = filter_runs(ctx)
-    pool = Conversation.objects.visible().filter(
-        study=ctx.study, set_aside__in=[SetAside.NO, SetAside.SAMPLE]
-    )
-    single = pool.filter(n_turns=1).count()
-    multi = pool.filter(n_turns__gt=1).count()
+    pool = {SetAside.NO, SetAside.SAMPLE}
+    single = ctx.census.count(visible=True, set_aside=pool, size=1)
+    multi = ctx.census.count(visible=True, set_aside=pool, size=2)
     data = {
         "runs": second,
         "filtered_now": _filtered_now(ctx),
@@ -306,7 +297,7 @@ SAMPLE_COLUMNS = (
 
 def sample_step(ctx: Context) -> Step:
     samples = list(ctx.study.samples.all())
-    in_set = Conversation.objects.in_set().filter(study=ctx.study).count()
+    in_set = ctx.census.count(visible=True, set_aside={SetAside.NO})
     if not samples:
         text = (
             "No sample was drawn: the study's set is every conversation kept "

@@ -149,7 +149,17 @@ class Conversation(models.Model):
     objects = ConversationQuerySet.as_manager()
 
     class Meta:
-        indexes = [models.Index(fields=["study", "fingerprint"], name="conv_study_fingerprint")]
+        indexes = [
+            models.Index(fields=["study", "fingerprint"], name="conv_study_fingerprint"),
+            # a study's split-check studies, found by their conversations' source (intake/
+            # splitcheck: the format "split_check", the file "study <slug>"): a few rows of
+            # the table, not a scan of it (issue 25)
+            models.Index(
+                fields=["source_file"],
+                condition=models.Q(source_format="split_check"),
+                name="conv_split_check_source",
+            ),
+        ]
         constraints = [models.UniqueConstraint(fields=["study", "key"], name="conv_study_key")]
 
     def __str__(self) -> str:

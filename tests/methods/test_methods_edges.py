@@ -75,3 +75,15 @@ def test_an_older_agreement_result_gets_its_team_means_one_kind_at_a_time(study)
     assert axis["teams"]["expert"]["cohen_kappa_mean"] == groups["E"]["cohen_kappa"]
     assert axis["teams"]["student"]["cohen_kappa_mean"] == groups["S"]["cohen_kappa"]
     assert axis["teams"]["expert"]["groups"] == ["E"]
+
+
+def test_the_split_check_studies_are_found_by_their_own_index():
+    """check_studies looks a study's split checks up by their conversations' source (format
+    SOURCE_FORMAT): the partial index that answers it names the same format (issue 25: a scan
+    of every conversation otherwise, 41 ms at 1,000,000)."""
+    from annotation.intake.splitcheck.common import SOURCE_FORMAT
+    from annotation.models import Conversation
+
+    (index,) = [i for i in Conversation._meta.indexes if i.name == "conv_split_check_source"]
+    assert index.condition.children == [("source_format", SOURCE_FORMAT)]
+    assert index.fields == ["source_file"]

@@ -53,6 +53,11 @@ PINNED = {
     ("lead", "moderation queue"): 14,
     ("moderator", "moderation queue"): 14,
     ("lead", "conversations"): 11,
+    # the groups with their counts (the kept figures) and people
+    ("lead", "groups"): 6,
+    # the study's conversations counted once (methods/context.Census), the groups' states from
+    # the kept figures: no count per step
+    ("lead", "methods text"): 39,
 }
 
 
@@ -94,6 +99,8 @@ def costs(client, study, users: dict) -> dict:
         ("lead", "moderation queue"): (reverse("moderate_queue", args=slug), {}),
         ("moderator", "moderation queue"): (reverse("moderate_queue", args=slug), {}),
         ("lead", "conversations"): (reverse("lead_conversations", args=slug), {}),
+        ("lead", "groups"): (reverse("lead_groups", args=slug), {}),
+        ("lead", "methods text"): (reverse("report_methods", args=slug), {}),
     }
     out = {}
     for (who, name), (url, headers) in pages.items():
