@@ -233,3 +233,18 @@ def test_anonymous_users_are_sent_to_log_in_and_posts_need_csrf(client, study, l
         assert strict.get(url).status_code == 405
         assert strict.post(url, form()).status_code == 403
     assert not Job.objects.exists()
+
+
+def test_past_the_cap_the_page_says_more_than_it_counted(lead_client, study, monkeypatch):
+    """The conversations a job would ask about are counted up to ASKABLE_CAP (issue 25: the
+    page read them all); past it the page says "more than", at it the number itself."""
+    from annotation.intake import split_run
+
+    for name in ("a", "b", "c"):
+        make_conversation(study, name, n_turns=3)
+    monkeypatch.setattr(split_run, "ASKABLE_CAP", 2)
+    text = lead_client.get(page(study)).text
+    assert '<dd data-count="askable">more than 2 ' in text
+    Conversation.objects.filter(external_id="c").update(n_turns=1)
+    text = lead_client.get(page(study)).text
+    assert '<dd data-count="askable">2 ' in text
