@@ -32,13 +32,15 @@ PAGES = [
     'browser, "edge case", count all',
     "moderation queue",
     "conversations",
+    "methods text",
+    "API, annotations",
 ]
 
 
-def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+def run(tmp_path: Path, *args: str, script: str = "pages_bench.py") -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
     env["CARDSORT_DATA_DIR"] = str(tmp_path)
-    command = [sys.executable, "benchmarks/pages_bench.py", *args]
+    command = [sys.executable, f"benchmarks/{script}", *args]
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
 
 
@@ -58,7 +60,23 @@ def test_it_prints_every_page_with_its_queries_and_ratio_to_the_floor(tmp_path):
             rf"  \w+ +{re.escape(page)} +[\d.]+ms +[\d.]+ms +\d+ +[\d.]+ms +[\d.]+\n", out.stdout
         )
         assert line, (page, out.stdout)
+    assert re.search(r"count all's floor: .* [\d.]+ ms; the page [\d.]+ x that", out.stdout)
     # a second run keeps the study (--reuse) and measures again
     again = run(tmp_path, "--sqlite", "--n", "200", "--runs", "1", "--reuse")
     assert again.returncode == 0, again.stderr[-3000:]
     assert "reusing the study built before" in again.stdout
+
+
+def test_the_crawl_opens_every_route_as_each_role_and_none_fails(tmp_path):
+    """benchmarks/pages_crawl.py on a tiny study (built as pages_bench.py builds it): every
+    route of the URL map under the study, as the annotator, the moderator and the lead, timed
+    with its queries; none answers a server error."""
+    out = run(tmp_path, "--sqlite", "--n", "60", "--runs", "1", script="pages_crawl.py")
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    rows = re.findall(r"  (\w+) +([\w-]+) +[\d.]+ms +\d+ +[\d.]+ (\d{3})  (\S+)\n", out.stdout)
+    assert {role for role, *_ in rows} == {"annotator", "moderator", "lead"}
+    timed = {(role, name) for role, name, status, _ in rows if status == "200"}
+    for wanted in ("card", "report_methods", "lead_groups", "api-annotations", "lead_browse"):
+        assert ("lead", wanted) in timed or ("annotator", wanted) in timed, wanted
+    assert not [r for r in rows if r[2].startswith("5")], rows
+    assert "not timed (nothing in the study to fill them): api-episode" in out.stdout
