@@ -435,20 +435,27 @@ def pages() -> list[tuple[str, str, str, dict]]:
     ]
 
 
-def measure(runs: int, only: str = "", slowest: int = 0) -> list[dict]:
+USERS = {"annotator": "ann1", "lead": "lead", "moderator": "moderator", "anyone": "lead"}
+
+
+def measure(
+    runs: int, only: str = "", slowest: int = 0, listed: list | None = None, users: dict = USERS
+) -> list[dict]:
+    """Each page of `listed` (pages(): the issue's table), its first the floor, opened as
+    the username `users` gives its `who`."""
     from django.contrib.auth import get_user_model
     from django.db import connection
     from django.test import Client
 
-    users = {"annotator": "ann1", "lead": "lead", "moderator": "moderator", "anyone": "lead"}
     clients = {}
     for who, username in users.items():
         clients[who] = Client()
         clients[who].force_login(get_user_model().objects.get(username=username))
     rows = []
-    for who, name, url, headers in pages():
+    listed = pages() if listed is None else listed
+    for who, name, url, headers in listed:
         wanted = [w for w in only.split(",") if w]
-        if wanted and not any(w in name for w in wanted) and name != pages()[0][1]:
+        if wanted and not any(w in name for w in wanted) and name != listed[0][1]:
             continue
         client = clients[who]
         for _ in range(2):  # warm: templates compiled, caches filled
@@ -491,12 +498,13 @@ def count_floor(text: str, runs: int) -> float:
     return statistics.median(times[1:])
 
 
-def report(rows: list[dict], vendor: str, info: dict, runs: int) -> None:
+def report(rows: list[dict], vendor: str, info: dict, runs: int, title: str = "") -> None:
     floor = rows[0]["p50"]
-    print(
-        f"\n{vendor}: {info['conversations']} conversations, {info['turns']} turns, "
-        f"{info['labels']} round-1 labels; {runs} runs a page, warm, DEBUG off"
+    title = title or (
+        f"{info['conversations']} conversations, {info['turns']} turns, "
+        f"{info['labels']} round-1 labels"
     )
+    print(f"\n{vendor}: {title}; {runs} runs a page, warm, DEBUG off")
     print(
         f"  {'who':<10} {'page':<32} {'median':>9} {'p95':>9} {'queries':>8} {'in SQL':>9} "
         f"{'x floor':>8}"

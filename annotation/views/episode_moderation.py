@@ -30,7 +30,7 @@ from ..actions import episode_decisions
 from ..actions.episode_decisions import CommentRefused, DecisionRefused
 from ..actions.episode_judgements import JudgementError, read
 from ..episodes import rounds
-from ..episodes.moderation import moderated_episodes
+from ..episodes.moderation import load_episodes, moderated_episodes
 from ..episodes.reasons import INVALID_REASONS
 from ..models import CardStatus
 from .shared.episode_discussion import decide_form, labels_in_words, moderation_context
@@ -98,7 +98,7 @@ def episode_decide(request: HttpRequest, slug: str, episode_id: int) -> HttpResp
     url = _card_url(seat)
     if waiting:  # the next escalated episode, as the cards' moderation goes on
         nxt = waiting[0]
-        url = reverse("episode_card", args=[slug, nxt.episode.pk]) + f"?group={nxt.group.pk}"
+        url = reverse("episode_card", args=[slug, nxt.episode_id]) + f"?group={nxt.group.pk}"
     if request.htmx:
         response = HttpResponse(status=204)
         response["HX-Redirect"] = url
@@ -149,5 +149,6 @@ def moderate_episodes(request: HttpRequest, slug: str) -> HttpResponse:
     waiting = moderated_episodes(groups, study, request.user)
     counts = {s: sum(w.state.status == s for w in waiting) for s in ("escalated", "disputed")}
     page = Paginator(waiting, PAGE_SIZE).get_page(request.GET.get("page"))
+    load_episodes(page.object_list)  # the rows shown, in one query
     ctx = {"study": study, "page": page, "counts": counts}
     return render(request, "annotation/episode/moderate_queue.html", ctx)

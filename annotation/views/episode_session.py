@@ -14,6 +14,7 @@ operations are annotation/actions/episodes.py's."""
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.db.models import Count, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -192,18 +193,37 @@ def session_coverage(request: HttpRequest, slug: str, conversation_id: int) -> H
     return redirect(session_url(conversation, group) + "#coverage")
 
 
-@login_required
-@require_GET
-def sessions(request: HttpRequest, slug: str) -> HttpResponse:
-    """My sessions in the study's episode groups: each with its extracted episodes, how many
-    of them I judged, and whether I rated its coverage."""
-    study, _ = get_study_for_user(request.user, slug)
-    user = request.user
-    groups = list(user.annotation_groups.filter(study=study, unit=Unit.EPISODE).order_by("name"))
+SESSIONS_PAGE = 50  # sessions a page (issue 25: 10,000 on one page took over a second)
+
+
+class _Sessions:
+    """The sessions of several groups one after the other (each group's in its own order):
+    counted a group at a time, and sliced as a Paginator slices, reading only the slice."""
+
+    def __init__(self, parts: list[tuple[Group, object]]) -> None:
+        self.parts = parts  # (group, its conversations: a queryset)
+        self.counts = [conversations.count() for _, conversations in parts]
+
+    def count(self) -> int:
+        return sum(self.counts)
+
+    def __getitem__(self, wanted: slice) -> list[tuple[Group, int]]:
+        out, offset = [], 0
+        for (group, conversations), n in zip(self.parts, self.counts, strict=True):
+            lo, hi = max(wanted.start - offset, 0), min(wanted.stop - offset, n)
+            if lo < hi:
+                out += [(group, pk) for pk in conversations.values_list("pk", flat=True)[lo:hi]]
+            offset += n
+        return out
+
+
+def _session_rows(user, shown: list[tuple[Group, int]]) -> list[tuple]:
+    """(group, conversation with its counts of extracted and judged episodes, rated) of the
+    sessions shown."""
     rows = []
-    for group in groups:
-        conversations = group.conversations.visible().order_by("external_id", "pk")
-        conversations = conversations.annotate(
+    for group in dict.fromkeys(g for g, _ in shown):
+        ids = [pk for g, pk in shown if g == group]
+        conversations = Conversation.objects.filter(pk__in=ids).annotate(
             n_extracted=Count("episodes", filter=Q(episodes__run__isnull=False), distinct=True),
             n_judged=Count(
                 "episodes",
@@ -216,10 +236,28 @@ def sessions(request: HttpRequest, slug: str) -> HttpResponse:
                 distinct=True,
             ),
         )
+        by_id = {c.pk: c for c in conversations}
         rated = set(
-            group.coverage_ratings.filter(annotator=user, is_current=True).values_list(
-                "conversation_id", flat=True
-            )
+            group.coverage_ratings.filter(
+                annotator=user, is_current=True, conversation_id__in=ids
+            ).values_list("conversation_id", flat=True)
         )
-        rows += [(group, c, c.pk in rated) for c in conversations]
-    return render(request, "annotation/episode_sessions.html", {"study": study, "rows": rows})
+        rows += [(group, by_id[pk], pk in rated) for pk in ids]
+    return rows
+
+
+@login_required
+@require_GET
+def sessions(request: HttpRequest, slug: str) -> HttpResponse:
+    """My sessions in the study's episode groups, a page at a time: each with its extracted
+    episodes, how many of them I judged, and whether I rated its coverage."""
+    study, _ = get_study_for_user(request.user, slug)
+    groups = request.user.annotation_groups.filter(study=study, unit=Unit.EPISODE)
+    parts = [
+        (group, group.conversations.visible().order_by("external_id", "pk"))
+        for group in groups.order_by("name")
+    ]
+    page = Paginator(_Sessions(parts), SESSIONS_PAGE).get_page(request.GET.get("page"))
+    rows = _session_rows(request.user, list(page.object_list))
+    ctx = {"study": study, "rows": rows, "page": page}
+    return render(request, "annotation/episode_sessions.html", ctx)

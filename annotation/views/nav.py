@@ -29,7 +29,7 @@ def next_escalated(request: HttpRequest, slug: str) -> HttpResponse:
         episodes = escalated_episodes_for(request.user, study, role)
         if episodes:
             nxt = episodes[0]
-            url = reverse("episode_card", args=[study.slug, nxt.episode.pk])
+            url = reverse("episode_card", args=[study.slug, nxt.episode_id])
             return redirect(f"{url}?group={nxt.group.pk}")
         messages.info(request, NONE_ESCALATED)
         return redirect("moderate_queue", study.slug)

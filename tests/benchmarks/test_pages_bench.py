@@ -11,6 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.bench  # a script of benchmarks/ run tiny: `make test`, not test-fast
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [
     "next card (queue/, to the card)",

@@ -375,3 +375,49 @@ def test_the_import_keeps_a_decided_episode_closed(world, tmp_path):
     assert "round" in out.getvalue() and "decided" in out.getvalue()
     alice = EpisodeJudgement.objects.get(episode=e1, round=2, annotator__username="alice")
     assert alice.valid  # unchanged
+
+
+def _disputed(world, n: int) -> None:
+    """n more episodes of s1, judged apart in round 1 by alice and bob: in discussion."""
+    from annotation.models import ExtractionRun, Source
+
+    study, group = world["study"], world["group"]
+    run = ExtractionRun.objects.create(study=study, name="many")
+    conversation = Conversation.objects.get(study=study, external_id="s1")
+    made = Episode.objects.bulk_create(
+        Episode(conversation=conversation, run=run, first_turn=1, last_turn=1 + i % 3)
+        for i in range(n)
+    )
+    alice, bob = make_user("alice"), make_user("bob")
+    EpisodeJudgement.objects.bulk_create(
+        EpisodeJudgement(episode=e, group=group, annotator=who, round=1, valid=who == alice,
+                         invalid_reason="" if who == alice else "other",
+                         taxonomy_version=study.taxonomy_version, source=Source.BROWSER)
+        for e in made for who in (alice, bob)
+    )  # fmt: skip
+
+
+def test_the_episodes_tab_reads_the_rows_of_its_page_only(world):
+    """Every waiting episode is counted and ordered, but only the page's are read whole
+    (with their sessions and runs): issue 25, the tab read all of 100,000 for 50 rows."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation.views.episode_moderation import PAGE_SIZE
+
+    _disputed(world, PAGE_SIZE + 7)
+    url = reverse("moderate_episodes", args=["ag"])
+    with CaptureQueriesContext(connection) as queries:
+        body = client_of("mod").get(url).content.decode()
+    assert f"in discussion: {PAGE_SIZE + 7}." in body
+    assert body.count("<tr data-episode-id=") == PAGE_SIZE
+    whole = [
+        q["sql"] for q in queries.captured_queries if '"annotation_episode"."goal"' in q["sql"]
+    ]
+    assert len(whole) == 1, whole
+    (listed,) = re.findall(r'"annotation_episode"\."id" IN \(([^)]*)\)', whole[0])
+    assert len(listed.split(",")) == PAGE_SIZE
+    ids = [int(x) for x in re.findall(r'data-episode-id="(\d+)"', body)]
+    assert ids == sorted(ids, key=lambda pk: (Episode.objects.get(pk=pk).last_turn, pk))
+    second = client_of("mod").get(url + "?page=2").content.decode()
+    assert second.count("<tr data-episode-id=") == 7

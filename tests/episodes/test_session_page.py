@@ -6,6 +6,7 @@ keeps the old row). The blindness rules are tested in tests/access/test_episode_
 
 from __future__ import annotations
 
+import re
 from io import StringIO
 
 import pytest
@@ -156,6 +157,25 @@ def test_the_sessions_list(client, world, alice):
         "You annotate no session"
         in client.get(reverse("episode_sessions", args=["ag"])).content.decode()
     )
+
+
+def test_the_sessions_list_comes_a_page_at_a_time(client, world, alice, monkeypatch):
+    """Issue 25: the list was every session on one page. Each page holds SESSIONS_PAGE, in
+    the list's order, with the same counts as on one page, and says how many there are."""
+    from annotation.views import episode_session
+
+    client.force_login(alice)
+    url = reverse("episode_sessions", args=["ag"])
+    whole = client.get(url).content.decode()
+    rows = re.findall(r"<tr>\s*<td><a href=.*?</tr>", whole, flags=re.S)
+    assert len(rows) >= 2 and "sessions-pages" not in whole
+    monkeypatch.setattr(episode_session, "SESSIONS_PAGE", 1)
+    paged = []
+    for n in range(1, len(rows) + 1):
+        body = client.get(url, {"page": n}).content.decode()
+        assert f"page {n} of {len(rows)} ({len(rows)} sessions)" in body
+        paged += re.findall(r"<tr>\s*<td><a href=.*?</tr>", body, flags=re.S)
+    assert paged == rows
 
 
 # --- recording a missed episode --------------------------------------------------------------
