@@ -163,6 +163,9 @@ def test_two_annotators_through_the_episode_study(browser, live_server, world, a
     page.goto(f"{live_server.url}/s/ag/sessions/")
     page.get_by_role("link", name="s1").click()
     page.wait_for_selector("#session")
+    # the page's keys are the script's, which runs once the page has loaded: a key pressed
+    # before it is lost (this test failed so, under load)
+    page.wait_for_function("() => window.cardsortEpisodeSession === true")
     assert page.locator("#coverage fieldset[disabled]").count() == 0  # all three judged
     page.keyboard.press("t")
     result = '#turn-7 details.part[data-kind="tool_result"]'
