@@ -92,6 +92,12 @@ def test_two_annotators_judge_episodes_by_keyboard_through_discussion_to_consens
     page.wait_for_selector("text=Turn 3 of 5")
     assert page.locator("#session-before").count() == 1
     assert page.get_attribute("[data-session-rest]", "aria-expanded") == "true"
+    # the fetch over and its swap settled (htmx's classes gone) before c folds it: pressed
+    # while htmx was still settling the swap, c went unanswered (1 run in about 10, loaded)
+    page.wait_for_function(
+        "() => document.querySelector('[data-session-rest]').dataset.loaded === '1'"
+        " && !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')"
+    )
     page.keyboard.press("c")
     page.wait_for_function("() => document.querySelector('#session-after').hidden")
     assert not page.locator("text=Turn 5 of 5").is_visible()
