@@ -152,21 +152,9 @@ def main() -> None:
     parser.add_argument("--sqlite", action="store_true", help="allow the embedded SQLite")
     parser.add_argument("--slowest", type=int, default=0, help="each page's N slowest queries")
     args = parser.parse_args()
-    bench.set_environment(args)
-    vendor = bench.database(args)
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    from annotation.models import Study
-
-    call_command("migrate", verbosity=0)
-    call_command("collectstatic", interactive=False, verbosity=0)
-    study = Study.objects.filter(slug=SLUG).first()
-    if study is not None and study.description != f"episode_pages_bench n={args.episodes}":
-        sys.exit(f"episode_pages_bench: the database holds another study ({study.description})")
-    if study is None:
+    vendor = bench.start(args)
+    described = f"episode_pages_bench n={args.episodes}"
+    if bench.built_before(SLUG, described, "episode_pages_bench") is None:
         build(args.episodes)
         if vendor == "postgresql":
             from django.db import connection

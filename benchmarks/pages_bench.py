@@ -103,6 +103,33 @@ def set_environment(args) -> None:
     Path(os.environ["CARDSORT_DATA_DIR"]).mkdir(parents=True, exist_ok=True)
 
 
+def start(args) -> str:
+    """The settings and the database (`database`), then Django set up, migrated and its
+    static files collected (the manifest DEBUG off reads): the database's vendor. Every page
+    benchmark starts so."""
+    set_environment(args)
+    vendor = database(args)
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    call_command("collectstatic", interactive=False, verbosity=0)
+    return vendor
+
+
+def built_before(slug: str, description: str, script: str):
+    """The study `slug` an earlier run built (its description says how), None when there is
+    none; `script` exits when the database holds one built otherwise."""
+    from annotation.models import Study
+
+    study = Study.objects.filter(slug=slug).first()
+    if study is not None and study.description != description:
+        sys.exit(f"{script}: the database holds a study built otherwise ({study.description})")
+    return study
+
+
 def database(args) -> str:
     """'postgresql' or 'sqlite'; a fresh database unless --reuse (then it is kept)."""
     url = os.environ.get("DATABASE_URL", "")
@@ -546,20 +573,10 @@ def main() -> None:
         "--slowest", type=int, default=0, help="print each page's N slowest queries"
     )
     args = parser.parse_args()
-    set_environment(args)
-    vendor = database(args)
-    import django
+    vendor = start(args)
+    from annotation.models import Annotation
 
-    django.setup()
-    from django.core.management import call_command
-
-    from annotation.models import Annotation, Study
-
-    call_command("migrate", verbosity=0)
-    call_command("collectstatic", interactive=False, verbosity=0)  # the manifest DEBUG off reads
-    study = Study.objects.filter(slug=SLUG).first()
-    if study is not None and study.description != f"pages_bench n={args.n}":
-        sys.exit(f"pages_bench: the database holds a study of another size ({study.description})")
+    study = built_before(SLUG, f"pages_bench n={args.n}", "pages_bench")
     if study is None:
         if args.without_triggers and vendor == "postgresql":
             from django.db import connection

@@ -147,26 +147,12 @@ def main() -> None:
     parser.add_argument("--sqlite", action="store_true", help="allow the embedded SQLite")
     args = parser.parse_args()
     args.reuse = True  # the study pages_bench.py built, or built once here
-    bench.set_environment(args)
-    vendor = bench.database(args)
-    import django
-
-    django.setup()
+    vendor = bench.start(args)
     import logging
-
-    from django.core.management import call_command
 
     # a 403 or a 404 is a route's answer to a role here, not news: no traceback for each
     logging.getLogger("django.request").setLevel(logging.CRITICAL)
-
-    from annotation.models import Study
-
-    call_command("migrate", verbosity=0)
-    call_command("collectstatic", interactive=False, verbosity=0)
-    study = Study.objects.filter(slug=bench.SLUG).first()
-    if study is not None and study.description != f"pages_bench n={args.n}":
-        sys.exit(f"pages_crawl: the database holds a study of another size ({study.description})")
-    if study is None:
+    if bench.built_before(bench.SLUG, f"pages_bench n={args.n}", "pages_crawl") is None:
         bench.build(args.n)
     bench.kept_times()
     base = floor(args.runs)
